@@ -1,0 +1,228 @@
+"""The one game API that every lanplay game implements.
+
+A game is a `Game` object: stateless rules that take immutable state values and give new ones
+(OpenSpiel's shape: expected / legal_moves / apply / view / result). States know their seats'
+hands only as far as the holder of the state knows them:
+
+* full knowledge (replay, audit, local games): every hand is a tuple of cards, every rule is checked;
+* partial knowledge (a peer at a real table): other seats' hands are ``None`` with only their size
+  known; a move is checked against everything that knowledge allows, and the rest is left to the
+  audit, which replays the round with full knowledge.
+
+A round starts from a `Deal`: the game's `layout` says which deck positions go to which seat,
+which are turned face up on the table at once, which are turned later (`reveal`), and the rest
+stays in a stock nobody sees. Shuffling is not the engine's business: the protocol (or a local
+game, with `secrets`) hands it the cards in position order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+JSONObject = dict[str, object]
+
+Phase = Literal[
+    "deal",  # waiting for `start_round`; a finished round, if any, is still readable from the state
+    "reveal",  # partial knowledge: waiting for `reveal` of late table cards (6th Sense late trump)
+    "move",  # waiting for one or more seats' moves (`Expected.kind` says which kind)
+    "audit",  # partial knowledge cannot finish the round: the audit's full-knowledge replay goes on
+    "over",  # the game has ended
+]
+
+
+class RuleError(Exception):
+    """A move, deal or record that breaks a rule; `rule` is the rule id (``S-4.2``) or ``format``."""
+
+    def __init__(self, rule: str, message: str, seat: int | None = None) -> None:
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+        self.message = message
+        self.seat = seat
+
+
+class IllegalMove(RuleError):
+    """A move the rules refuse."""
+
+
+class FormatError(RuleError):
+    """Input that is not a well-formed value of the expected kind (rule id ``format``)."""
+
+    def __init__(self, message: str, seat: int | None = None) -> None:
+        super().__init__("format", message, seat)
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What the game waits for. With several seats in a "move" phase the choice is simultaneous:
+    every listed seat owes a move, and nothing is resolved until all have made it."""
+
+    phase: Phase
+    seats: tuple[int, ...] = ()
+    kind: str = ""  # the kind of move owed, e.g. "predict", "play", "split", "take_row", "pick"
+    # True where exactly one of `seats` will move and this peer cannot tell which (partial
+    # knowledge: the holder of a card that must open the round); the first valid move settles it.
+    one_of: bool = False
+
+    @property
+    def simultaneous(self) -> bool:
+        return len(self.seats) > 1 and not self.one_of
+
+
+@dataclass(frozen=True, slots=True)
+class DealLayout:
+    """Where each position of the shuffled deck goes. Positions index `deck` order after shuffling.
+
+    `deck` lists the card codes of the round's deck in canonical (unshuffled) order; every position
+    not named in `hands`, `table` or `late_table` is stock, never seen until the audit.
+    """
+
+    deck: tuple[str, ...]
+    hands: tuple[tuple[int, ...], ...]
+    table: tuple[int, ...] = ()
+    late_table: tuple[int, ...] = ()
+
+    def owner(self, position: int) -> int | None:
+        for seat, positions in enumerate(self.hands):
+            if position in positions:
+                return seat
+        return None
+
+
+OptionsT = TypeVar("OptionsT")
+StateT = TypeVar("StateT")
+MoveT = TypeVar("MoveT")
+DealT = TypeVar("DealT")
+
+
+class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
+    """Rules of one game. Instances hold no state; every method is a pure function."""
+
+    id: str
+    title: str
+    min_players: int
+    max_players: int
+
+    # --- options and set-up -------------------------------------------------------------
+    @abstractmethod
+    def options_from_json(self, raw: Mapping[str, object]) -> OptionsT:
+        """Validate table options (missing keys take defaults); raise FormatError naming the key."""
+
+    @abstractmethod
+    def options_to_json(self, options: OptionsT) -> JSONObject: ...
+
+    @abstractmethod
+    def new_game(self, players: int, options: OptionsT) -> StateT:
+        """The state before the first deal (phase "deal")."""
+
+    @abstractmethod
+    def expected_dealer(self, state: StateT) -> int | None:
+        """The dealer the rules require for the next round, or None where any seat may deal
+        (the first round: the protocol draws it from the jointly random seed)."""
+
+    @abstractmethod
+    def layout(self, state: StateT, dealer: int) -> DealLayout: ...
+
+    @abstractmethod
+    def deal_from_cards(self, state: StateT, dealer: int, cards: Sequence[str | None]) -> DealT:
+        """Build the deal from the cards at each layout position (None where unknown to this peer)."""
+
+    @abstractmethod
+    def deal_from_json(self, state: StateT, raw: Mapping[str, object]) -> DealT: ...
+
+    @abstractmethod
+    def deal_to_json(self, deal: DealT) -> JSONObject: ...
+
+    @abstractmethod
+    def start_round(self, state: StateT, deal: DealT) -> StateT:
+        """Validate the deal against the rules and start the round."""
+
+    # --- play ----------------------------------------------------------------------------
+    @abstractmethod
+    def expected(self, state: StateT) -> Expected: ...
+
+    @abstractmethod
+    def legal_moves(self, state: StateT, seat: int) -> tuple[MoveT, ...]:
+        """Every move `seat` may make now (empty when it owes none). Needs that seat's hand."""
+
+    @abstractmethod
+    def apply(self, state: StateT, move: MoveT) -> StateT:
+        """The state after `move`, or IllegalMove naming the rule it breaks."""
+
+    def reveal(self, state: StateT, cards: Sequence[str]) -> StateT:
+        """Partial knowledge: the late table cards (phase "reveal") have been opened."""
+        raise IllegalMove("format", f"{self.id} has no late table cards")
+
+    @abstractmethod
+    def view(self, state: StateT, seat: int) -> StateT:
+        """The state as `seat` may know it: other hands and hidden choices removed."""
+
+    @abstractmethod
+    def move_from_json(self, raw: Mapping[str, object]) -> MoveT: ...
+
+    @abstractmethod
+    def move_to_json(self, move: MoveT) -> JSONObject: ...
+
+    @abstractmethod
+    def move_seat(self, move: MoveT) -> int: ...
+
+    # --- results ------------------------------------------------------------------------
+    @abstractmethod
+    def round_report(self, state: StateT) -> JSONObject:
+        """The current (or just finished) round as `lanplay replay --json` reports it."""
+
+    @abstractmethod
+    def totals(self, state: StateT) -> tuple[int, ...]: ...
+
+    @abstractmethod
+    def winners(self, state: StateT) -> tuple[int, ...] | None:
+        """Winning seats once the game is over, else None."""
+
+    @abstractmethod
+    def public_state(self, state: StateT) -> JSONObject:
+        """What every seat knows, in canonical JSON values: peers hash it to detect desync."""
+
+    @abstractmethod
+    def players(self, state: StateT) -> int: ...
+
+
+def require_int(raw: Mapping[str, object], key: str, what: str) -> int:
+    value = raw.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise FormatError(f"{what}: '{key}' must be an integer, got {value!r}")
+    return value
+
+
+def require_str(raw: Mapping[str, object], key: str, what: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str):
+        raise FormatError(f"{what}: '{key}' must be a string, got {value!r}")
+    return value
+
+
+def require_list(raw: Mapping[str, object], key: str, what: str) -> list[object]:
+    value = raw.get(key)
+    if not isinstance(value, list):
+        raise FormatError(f"{what}: '{key}' must be a list, got {value!r}")
+    return value
+
+
+def check_keys(raw: Mapping[str, object], allowed: set[str], what: str) -> None:
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise FormatError(f"{what}: unknown key(s) {', '.join(unknown)}")
+
+
+def winners_by(totals: Sequence[int], *, highest: bool) -> tuple[int, ...]:
+    """Seats sharing the best total (ties share the win)."""
+    best = max(totals) if highest else min(totals)
+    return tuple(seat for seat, total in enumerate(totals) if total == best)
+
+
+def require_bool(raw: Mapping[str, object], key: str, what: str, default: bool) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise FormatError(f"{what}: '{key}' must be true or false, got {value!r}")
+    return value

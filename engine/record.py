@@ -1,0 +1,236 @@
+"""Game records (`lanplay-record/1`, see docs/RECORDS.md): build, write, read, validate, replay.
+
+Replay runs every deal and move through the game's rules with full knowledge, so a record that
+replays cleanly is a record of a legal game; a faulty one is refused with a `RecordFault` naming
+round, move, seat and rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.api import FormatError, Game, JSONObject, RuleError
+from engine.games import get_game
+
+FORMAT = "lanplay-record/1"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    deal: JSONObject
+    moves: tuple[JSONObject, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    game: str
+    players: tuple[str, ...]
+    options: JSONObject
+    rounds: tuple[RoundRecord, ...] = ()
+
+    def to_json(self) -> JSONObject:
+        return {
+            "format": FORMAT,
+            "game": self.game,
+            "players": list(self.players),
+            "options": dict(self.options),
+            "rounds": [{"deal": r.deal, "moves": list(r.moves)} for r in self.rounds],
+        }
+
+    def dumps(self) -> str:
+        """The record as a file holds it: one round per line block, readable and diffable."""
+        return json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n"
+
+    def with_deal(self, deal: JSONObject) -> GameRecord:
+        return GameRecord(self.game, self.players, self.options, (*self.rounds, RoundRecord(deal)))
+
+    def with_move(self, move: JSONObject) -> GameRecord:
+        if not self.rounds:
+            raise ValueError("a move before any deal")
+        last = self.rounds[-1]
+        rounds = (*self.rounds[:-1], RoundRecord(last.deal, (*last.moves, move)))
+        return GameRecord(self.game, self.players, self.options, rounds)
+
+
+class RecordFault(Exception):
+    """A record that breaks a rule or the format (spec: the error object of `replay --json`)."""
+
+    def __init__(
+        self, round: int | None, move: int | None, seat: int | None, rule: str, message: str
+    ) -> None:
+        super().__init__(f"round {round}, move {move}, seat {seat}: {rule}: {message}")
+        self.round = round
+        self.move = move
+        self.seat = seat
+        self.rule = rule
+        self.message = message
+
+    def to_json(self) -> JSONObject:
+        return {
+            "error": {
+                "round": self.round,
+                "move": self.move,
+                "seat": self.seat,
+                "rule": self.rule,
+                "message": self.message,
+            }
+        }
+
+
+@dataclass(frozen=True)
+class ReplayedRound:
+    deal: JSONObject
+    report: JSONObject
+    moves: tuple[tuple[JSONObject, Any], ...]  # each move's JSON and the state after it
+
+
+@dataclass(frozen=True)
+class Replay:
+    game: Game[Any, Any, Any, Any]
+    players: tuple[str, ...]
+    complete: bool
+    rounds: tuple[ReplayedRound, ...]
+    final_state: Any
+    states_after_deal: tuple[Any, ...] = field(default=())
+
+    def to_json(self) -> JSONObject:
+        return {
+            "game": self.game.id,
+            "complete": self.complete,
+            "rounds": [r.report for r in self.rounds],
+            "totals": list(self.game.totals(self.final_state)),
+            "winners": list(w) if (w := self.game.winners(self.final_state)) is not None else None,
+        }
+
+
+def load_record_text(text: str) -> JSONObject:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordFault(None, None, None, "format", f"not JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise RecordFault(None, None, None, "format", "a record is a JSON object")
+    return raw
+
+
+def parse_record(raw: Mapping[str, object]) -> GameRecord:
+    """Check the record's shape (not its rules) and return it as a value."""
+
+    def fault(message: str, round: int | None = None) -> RecordFault:
+        return RecordFault(round, None, None, "format", message)
+
+    if raw.get("format") != FORMAT:
+        raise fault(f"'format' must be {FORMAT!r}, got {raw.get('format')!r}")
+    unknown = sorted(set(raw) - {"format", "game", "players", "options", "rounds"})
+    if unknown:
+        raise fault(f"unknown top-level key(s): {', '.join(unknown)}")
+    game_id = raw.get("game")
+    if not isinstance(game_id, str):
+        raise fault("'game' must be a string")
+    players = raw.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise fault("'players' must be a list of names")
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        raise fault("'options' must be an object")
+    rounds_raw = raw.get("rounds")
+    if not isinstance(rounds_raw, list):
+        raise fault("'rounds' must be a list")
+    rounds: list[RoundRecord] = []
+    for index, round_raw in enumerate(rounds_raw):
+        if not isinstance(round_raw, dict) or set(round_raw) - {"deal", "moves"}:
+            raise fault("a round is an object with 'deal' and 'moves'", index)
+        deal = round_raw.get("deal")
+        moves = round_raw.get("moves", [])
+        if not isinstance(deal, dict):
+            raise fault("'deal' must be an object", index)
+        if not isinstance(moves, list):
+            raise fault("'moves' must be a list", index)
+        for move_index, move in enumerate(moves):
+            if not isinstance(move, dict):
+                raise RecordFault(index, move_index, None, "format", "a move must be an object")
+        rounds.append(RoundRecord(deal, tuple(moves)))
+    return GameRecord(game_id, tuple(players), options, tuple(rounds))
+
+
+def replay(record: GameRecord) -> Replay:
+    """Replay a record with full knowledge; RecordFault for the first fault found."""
+    try:
+        game = get_game(record.game)
+        options = game.options_from_json(record.options)
+        state = game.new_game(len(record.players), options)
+    except RuleError as exc:
+        raise RecordFault(None, None, exc.seat, exc.rule, exc.message) from exc
+    rounds: list[ReplayedRound] = []
+    for index, round_record in enumerate(record.rounds):
+        phase = game.expected(state).phase
+        if phase == "over":
+            raise RecordFault(index, None, None, "format", "a round after the game has ended")
+        if phase != "deal":
+            raise RecordFault(
+                index - 1, None, None, "format", "the round ends before all its moves were made"
+            )
+        try:
+            deal = game.deal_from_json(state, round_record.deal)
+            state = game.start_round(state, deal)
+        except RuleError as exc:
+            raise RecordFault(index, None, exc.seat, exc.rule, exc.message) from exc
+        played: list[tuple[JSONObject, Any]] = []
+        for move_index, move_raw in enumerate(round_record.moves):
+            seat = move_raw.get("seat")
+            try:
+                move = game.move_from_json(move_raw)
+                state = game.apply(state, move)
+            except RuleError as exc:
+                fault_seat = exc.seat if exc.seat is not None else seat
+                raise RecordFault(
+                    index,
+                    move_index,
+                    fault_seat if isinstance(fault_seat, int) else None,
+                    exc.rule,
+                    exc.message,
+                ) from exc
+            played.append((move_raw, state))
+        rounds.append(ReplayedRound(round_record.deal, game.round_report(state), tuple(played)))
+    complete = game.expected(state).phase == "over"
+    return Replay(game, record.players, complete, tuple(rounds), state)
+
+
+def replay_text(text: str) -> Replay:
+    return replay(parse_record(load_record_text(text)))
+
+
+def record_from_moves(
+    game: Game[Any, Any, Any, Any],
+    players: Sequence[str],
+    options: Any,
+    rounds: Sequence[tuple[Any, Sequence[Any]]],
+) -> GameRecord:
+    """A record from engine values: each round's deal and its moves in order."""
+    return GameRecord(
+        game.id,
+        tuple(players),
+        game.options_to_json(options),
+        tuple(
+            RoundRecord(game.deal_to_json(deal), tuple(game.move_to_json(m) for m in moves))
+            for deal, moves in rounds
+        ),
+    )
+
+
+__all__ = [
+    "FORMAT",
+    "FormatError",
+    "GameRecord",
+    "RecordFault",
+    "Replay",
+    "RoundRecord",
+    "load_record_text",
+    "parse_record",
+    "record_from_moves",
+    "replay",
+    "replay_text",
+]

@@ -1,0 +1,771 @@
+"""6th Sense: trick-taking with a hidden prediction card and action cards (rules S-1 … S-8).
+
+Rule ids refer to shared/rules/sixth-sense.md. The state is one immutable `SixthSenseState`;
+the current round lives in `Round` and stays readable after the round ends (until the next deal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from engine.api import (
+    DealLayout,
+    Expected,
+    FormatError,
+    Game,
+    IllegalMove,
+    JSONObject,
+    check_keys,
+    require_bool,
+    require_int,
+    winners_by,
+)
+
+# S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
+COLOURS = ("R", "Y", "G", "B", "P")
+VALUES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14)
+SIX_NINE = 6
+BLOCK = 0
+REVERSAL = 4
+PEEK = 8
+DOUBLE = 12
+TWO_PLAYER_REMOVED = "P"  # S-2.1 [decision]
+ROUNDS = {2: 6, 3: 6, 4: 4, 5: 5, 6: 6}  # S-2.2
+HAND_SIZE = {2: 15, 3: 14, 4: 14, 5: 13, 6: 11}  # S-2.3
+BEGINNER_POINTS = (6, 4, 3, 2, 1)  # S-8.1: distance 0..4; 5 or more scores 0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Card:
+    """One of the 70 cards. Cards are interned: `Card("R", 5) is Card("R", 5)`, so equality is
+    identity (fast in the playout hot path). Never iterate a set of cards: order would vary."""
+
+    colour: str
+    value: int
+
+    def __new__(cls, colour: str, value: int) -> Card:
+        interned = _INTERNED.get((colour, value))
+        return interned if interned is not None else object.__new__(cls)
+
+    @property
+    def code(self) -> str:
+        return f"{self.colour}{self.value}"
+
+    def __str__(self) -> str:
+        return f"{self.colour}6/9" if self.value == SIX_NINE else self.code
+
+    @staticmethod
+    def parse(code: object) -> Card:
+        card = _CARDS_BY_CODE.get(code) if isinstance(code, str) else None
+        if card is None:
+            raise FormatError(f"unknown 6th Sense card {code!r} (S-1.1: colour R/Y/G/B/P + value)")
+        return card
+
+
+_INTERNED: dict[tuple[str, int], Card] = {}
+for _colour in COLOURS:
+    for _value in VALUES:
+        _INTERNED[_colour, _value] = Card(_colour, _value)
+_CARDS_BY_CODE: dict[str, Card] = {card.code: card for card in _INTERNED.values()}
+
+
+def hand_order(card: Card) -> tuple[int, int]:
+    """Hands are shown sorted by colour (deck order R Y G B P), then value."""
+    return COLOURS.index(card.colour), card.value
+
+
+def deck_for(players: int) -> tuple[Card, ...]:
+    """The game's cards in canonical order (S-1.1; S-2.1 without Purple for 2 players)."""
+    colours = [c for c in COLOURS if not (players == 2 and c == TWO_PLAYER_REMOVED)]
+    return tuple(_CARDS_BY_CODE[f"{c}{v}"] for c in colours for v in VALUES)
+
+
+_DECK_SETS = {players: frozenset(deck_for(players)) for players in (2, 3)}
+
+
+def _in_deck(card: Card, players: int) -> bool:
+    return card in _DECK_SETS[2 if players == 2 else 3]
+
+
+@dataclass(frozen=True, slots=True)
+class SixthSenseOptions:
+    beginner: bool = False  # S-8.1
+    target: int | None = None  # S-8.2
+    late_trump: bool = False  # S-8.3
+
+
+# --- moves ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Predict:
+    """S-3.1: lay a prediction card face down. `card` is None where the card is hidden from the
+    holder of the state (another seat's commitment)."""
+
+    seat: int
+    card: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """S-4: play a card; `as_value` declares the 6/9 card (S-6.3); `block` names the card a 0 blocks (S-6.1)."""
+
+    seat: int
+    card: Card
+    as_value: int | None = None
+    block: Card | None = None
+
+    @property
+    def value(self) -> int:
+        return self.as_value if self.as_value is not None else self.card.value
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """S-6.5: the winner of a trick with a counting 12 counts it as two tricks (or not)."""
+
+    seat: int
+    split: bool
+
+
+Move = Predict | Play | Split
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    dealer: int
+    hands: tuple[tuple[Card, ...] | None, ...]
+    hand_sizes: tuple[int, ...]
+    trump: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    """S-6.4: after trick `trick`, `peeker` may look at `target`'s prediction card."""
+
+    trick: int
+    peeker: int
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    dealer: int
+    hands: tuple[tuple[Card, ...] | None, ...]
+    hand_sizes: tuple[int, ...]
+    trump: Card | None  # the turned card; None with beginner, or not yet known to this peer
+    predicted: tuple[bool, ...]
+    predictions: tuple[Card | None, ...]  # known prediction cards
+    leader: int
+    trick: tuple[Play, ...]
+    trick_winners: tuple[int | None, ...]
+    tricks: tuple[int, ...]
+    split_owed: int | None
+    voids: tuple[frozenset[str], ...]  # colours each seat has shown it lacks (S-4.2)
+    played: tuple[Card, ...]  # in order of play
+    peeks: tuple[Peek, ...]
+    points: tuple[int, ...] | None  # set when the round has been scored
+
+
+@dataclass(frozen=True, slots=True)
+class SixthSenseState:
+    players: int
+    options: SixthSenseOptions
+    rounds_started: int
+    first_dealer: int | None
+    totals: tuple[int, ...]
+    round_points: tuple[tuple[int, ...], ...]
+    round: Round | None
+    over: bool
+
+
+# --- pure rule helpers (shared with bots and UI) -----------------------------------------
+
+
+def required_colour(trick: Sequence[Play]) -> str | None:
+    """The colour the next player must follow (S-4.2), or None when free to choose.
+
+    A blocked led card hands the choice to the next card after the block (S-6.1)."""
+    if not trick:
+        return None
+    block_index, target_index = _block_in(trick)
+    if target_index == 0:
+        if block_index == len(trick) - 1:
+            return None
+        return trick[block_index + 1].card.colour
+    return trick[0].card.colour
+
+
+def _block_in(trick: Sequence[Play]) -> tuple[int, int]:
+    """(index of the blocking play, index of the blocked play), or (-1, -1)."""
+    for index, play in enumerate(trick):
+        if play.block is not None:
+            for target_index, target in enumerate(trick):
+                if target.card == play.block:
+                    return index, target_index
+    return -1, -1
+
+
+def trick_winner(trick: Sequence[Play], trump: str | None) -> tuple[int | None, tuple[Play, ...], str | None]:
+    """(winning seat or None, the plays that count, led colour) of a complete trick.
+
+    S-5: blocked and blocking cards do not count. S-4.5: highest trump, else highest of the led
+    colour. S-6.2: an odd number of counting 4s reverses: lowest of the lowest class wins, off-colour
+    below led colour below trump; of equally low cards the last played wins.
+    """
+    block_index, target_index = _block_in(trick)
+    led: str | None
+    if block_index < 0:
+        counting = tuple(trick)
+        led = trick[0].card.colour
+    else:
+        counting = tuple(p for i, p in enumerate(trick) if i not in (block_index, target_index))
+        if target_index != 0:
+            led = trick[0].card.colour
+        elif block_index + 1 < len(trick):
+            led = trick[block_index + 1].card.colour
+        else:  # S-6.1 [decision]: the block was last; the earliest card still counting sets it
+            led = counting[0].card.colour if counting else None
+    if not counting:
+        return None, counting, led
+    reversed_order = sum(1 for p in counting if p.card.value == REVERSAL) % 2 == 1
+
+    def card_class(play: Play) -> int:
+        colour = play.card.colour
+        if trump is not None and colour == trump:
+            return 2
+        return 1 if colour == led else 0
+
+    if not reversed_order:
+        best_class = max(card_class(p) for p in counting)
+        candidates = [p for p in counting if card_class(p) == best_class]
+        winner = max(candidates, key=lambda p: p.value)
+        return winner.seat, counting, led
+    lowest_class = min(card_class(p) for p in counting)
+    candidates = [p for p in counting if card_class(p) == lowest_class]
+    lowest = min(p.value for p in candidates)
+    # S-6.2: of equally low cards the last played wins
+    winner = [p for p in candidates if p.value == lowest][-1]
+    return winner.seat, counting, led
+
+
+def round_score(prediction: Card, tricks: int, beginner: bool) -> int:
+    """S-7.2/S-7.3 (and S-8.1 with beginner); the 6/9 card is hit by 6 or 9 (S-3.3)."""
+    if prediction.value == SIX_NINE:
+        distance = min(abs(tricks - 6), abs(tricks - 9))
+        hit_points = tricks
+    else:
+        distance = abs(tricks - prediction.value)
+        hit_points = prediction.value
+    if beginner:
+        return BEGINNER_POINTS[distance] if distance < len(BEGINNER_POINTS) else 0
+    return hit_points if distance == 0 else -distance
+
+
+# --- the game ------------------------------------------------------------------------
+
+
+class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
+    id = "sixth-sense"
+    title = "6th Sense"
+    min_players = 2
+    max_players = 6
+
+    # options and set-up
+    def options_from_json(self, raw: Mapping[str, object]) -> SixthSenseOptions:
+        check_keys(raw, {"beginner", "target", "late_trump"}, "sixth-sense options")
+        target = raw.get("target")
+        if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 1):
+            raise FormatError(f"sixth-sense options: 'target' must be a positive number or null, got {target!r}")
+        return SixthSenseOptions(
+            beginner=require_bool(raw, "beginner", "sixth-sense options", False),
+            target=target,
+            late_trump=require_bool(raw, "late_trump", "sixth-sense options", False),
+        )
+
+    def options_to_json(self, options: SixthSenseOptions) -> JSONObject:
+        return {"beginner": options.beginner, "target": options.target, "late_trump": options.late_trump}
+
+    def new_game(self, players: int, options: SixthSenseOptions) -> SixthSenseState:
+        if not self.min_players <= players <= self.max_players:
+            raise IllegalMove("S-1.3", f"6th Sense is for 2–6 players, not {players}")
+        return SixthSenseState(players, options, 0, None, (0,) * players, (), None, False)
+
+    def players(self, state: SixthSenseState) -> int:
+        return state.players
+
+    def expected_dealer(self, state: SixthSenseState) -> int | None:
+        if state.first_dealer is None:
+            return None
+        return (state.first_dealer + state.rounds_started) % state.players  # S-2.5
+
+    def layout(self, state: SixthSenseState, dealer: int) -> DealLayout:
+        n = state.players
+        size = HAND_SIZE[n]
+        deck = tuple(card.code for card in deck_for(n))
+        hands = tuple(tuple(range(seat * size, (seat + 1) * size)) for seat in range(n))
+        trump_position = (n * size,)  # S-2.4: the top card of the stock
+        if state.options.beginner:  # S-8.1: no card is turned
+            return DealLayout(deck, hands)
+        if state.options.late_trump:  # S-8.3
+            return DealLayout(deck, hands, late_table=trump_position)
+        return DealLayout(deck, hands, table=trump_position)
+
+    def deal_from_cards(self, state: SixthSenseState, dealer: int, cards: Sequence[str | None]) -> Deal:
+        layout = self.layout(state, dealer)
+        if len(cards) != len(layout.deck):
+            raise FormatError(f"a deal needs {len(layout.deck)} positions, got {len(cards)}")
+        hands: list[tuple[Card, ...] | None] = []
+        for positions in layout.hands:
+            codes = [cards[p] for p in positions]
+            hands.append(None if None in codes else tuple(Card.parse(c) for c in codes))
+        trump: Card | None = None
+        turned = layout.table or layout.late_table
+        if turned and cards[turned[0]] is not None:
+            trump = Card.parse(cards[turned[0]])
+        return Deal(dealer, tuple(hands), tuple(len(p) for p in layout.hands), trump)
+
+    def deal_from_json(self, state: SixthSenseState, raw: Mapping[str, object]) -> Deal:
+        check_keys(raw, {"dealer", "hands", "trump"}, "sixth-sense deal")
+        dealer = require_int(raw, "dealer", "sixth-sense deal")
+        hands_raw = raw.get("hands")
+        if not isinstance(hands_raw, list) or not all(isinstance(h, list) for h in hands_raw):
+            raise FormatError("sixth-sense deal: 'hands' must be a list of card lists")
+        hands = tuple(tuple(Card.parse(code) for code in hand) for hand in hands_raw)
+        trump_raw = raw.get("trump")
+        trump = None if trump_raw is None else Card.parse(trump_raw)
+        if trump is None and not state.options.beginner:
+            raise IllegalMove("S-2.4", "the deal has no trump card, but only the beginner variant plays without")
+        return Deal(dealer, hands, tuple(len(h) for h in hands), trump)
+
+    def deal_to_json(self, deal: Deal) -> JSONObject:
+        return {
+            "dealer": deal.dealer,
+            "hands": [[c.code for c in hand] if hand is not None else None for hand in deal.hands],
+            "trump": deal.trump.code if deal.trump is not None else None,
+        }
+
+    def start_round(self, state: SixthSenseState, deal: Deal) -> SixthSenseState:
+        n = state.players
+        if self.expected(state).phase != "deal":
+            raise IllegalMove("S-2.3", "a new round is dealt only after the last one ended")
+        if not 0 <= deal.dealer < n:
+            raise IllegalMove("S-2.5", f"dealer {deal.dealer} is not a seat of this {n}-player table")
+        want_dealer = self.expected_dealer(state)
+        if want_dealer is not None and deal.dealer != want_dealer:
+            raise IllegalMove(
+                "S-2.5", f"the dealer moves one seat left each round: seat {want_dealer} deals, not {deal.dealer}"
+            )
+        if len(deal.hands) != n or len(deal.hand_sizes) != n:
+            raise IllegalMove("S-2.3", f"{n} players need {n} hands, the deal has {len(deal.hands)}")
+        deck = set(deck_for(n))
+        seen: set[Card] = set()
+        for seat, hand in enumerate(deal.hands):
+            if deal.hand_sizes[seat] != HAND_SIZE[n] or (hand is not None and len(hand) != HAND_SIZE[n]):
+                message = f"with {n} players each hand holds {HAND_SIZE[n]} cards; seat {seat}'s does not"
+                raise IllegalMove("S-2.3", message, seat)
+            for card in hand or ():
+                if card not in deck:
+                    raise IllegalMove("S-2.1", f"{card.code} is not in the {n}-player deck", seat)
+                if card in seen:
+                    raise IllegalMove("S-2.3", f"{card.code} is dealt twice")
+                seen.add(card)
+        if deal.trump is not None:
+            if state.options.beginner:
+                raise IllegalMove("S-8.1", "the beginner variant turns no trump card")
+            if deal.trump not in deck:
+                raise IllegalMove("S-2.1", f"trump card {deal.trump.code} is not in the {n}-player deck")
+            if deal.trump in seen:
+                raise IllegalMove("S-2.4", f"trump card {deal.trump.code} is also dealt to a hand")
+        leader = (deal.dealer + 1) % n  # S-2.5
+        round_ = Round(
+            dealer=deal.dealer,
+            hands=tuple(tuple(sorted(h, key=hand_order)) if h is not None else None for h in deal.hands),
+            hand_sizes=deal.hand_sizes,
+            trump=deal.trump,
+            predicted=(False,) * n,
+            predictions=(None,) * n,
+            leader=leader,
+            trick=(),
+            trick_winners=(),
+            tricks=(0,) * n,
+            split_owed=None,
+            voids=(frozenset(),) * n,
+            played=(),
+            peeks=(),
+            points=None,
+        )
+        first = state.first_dealer if state.first_dealer is not None else deal.dealer
+        return replace(state, round=round_, rounds_started=state.rounds_started + 1, first_dealer=first)
+
+    # play
+    def expected(self, state: SixthSenseState) -> Expected:
+        r = state.round
+        if (  # the common case first: a card to play
+            r is not None
+            and r.split_owed is None
+            and r.points is None
+            and r.trump is not None
+            and any(r.hand_sizes)
+            and all(r.predicted)
+        ):
+            return _PLAY_EXPECTED[(r.leader + len(r.trick)) % state.players]
+        if state.over:
+            return Expected("over")
+        if r is None or r.points is not None:
+            return Expected("deal")
+        if not all(r.predicted):
+            return Expected("move", tuple(s for s in range(state.players) if not r.predicted[s]), "predict")
+        if r.trump is None and state.options.late_trump and not state.options.beginner:
+            return Expected("reveal")
+        if r.split_owed is not None:
+            return Expected("move", (r.split_owed,), "split")
+        if any(r.hand_sizes):
+            return Expected("move", ((r.leader + len(r.trick)) % state.players,), "play")
+        return Expected("audit")  # all cards played, but some prediction is unknown to this peer
+
+    def legal_moves(self, state: SixthSenseState, seat: int) -> tuple[Move, ...]:
+        r = state.round
+        expected = self.expected(state)
+        if r is None or expected.phase != "move" or seat not in expected.seats:
+            return ()
+        hand = r.hands[seat]
+        if hand is None:
+            raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
+        if expected.kind == "predict":
+            return tuple(Predict(seat, card) for card in hand)
+        if expected.kind == "split":
+            return (Split(seat, True), Split(seat, False))
+        colour = required_colour(r.trick)
+        playable = hand
+        if colour is not None:
+            following = tuple(c for c in hand if c.colour == colour)
+            if following:
+                playable = following
+        can_block = bool(r.trick) and all(p.block is None for p in r.trick)
+        moves: list[Move] = []
+        for card in playable:
+            moves.extend(_plain_plays(seat, card))
+            if card.value == BLOCK and can_block:
+                moves.extend(Play(seat, card, None, p.card) for p in r.trick)
+        return tuple(moves)
+
+    def apply(self, state: SixthSenseState, move: Move) -> SixthSenseState:
+        r = state.round
+        expected = self.expected(state)
+        if r is None or expected.phase != "move":
+            rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
+            raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
+        if not 0 <= move.seat < state.players:
+            raise IllegalMove("S-1.3", f"seat {move.seat} is not at this table", move.seat)
+        if isinstance(move, Predict):
+            return self._predict(state, r, expected, move)
+        if isinstance(move, Split):
+            if expected.kind != "split" or move.seat != r.split_owed:
+                raise IllegalMove("S-6.5", f"seat {move.seat} has no trick to split now", move.seat)
+            return self._after_trick(state, replace(
+                r,
+                split_owed=None,
+                tricks=_bump(r.tricks, move.seat, 1) if move.split else r.tricks,
+            ))
+        return self._play(state, r, expected, move)
+
+    def _predict(self, state: SixthSenseState, r: Round, expected: Expected, move: Predict) -> SixthSenseState:
+        seat = move.seat
+        if expected.kind != "predict":
+            if expected.kind == "split":
+                raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide the split of the trick", seat)
+            raise IllegalMove("S-3.1", "predictions are made before the first card is played", seat)
+        if r.predicted[seat]:
+            raise IllegalMove("S-3.1", f"seat {seat} has already chosen a prediction card", seat)
+        hands = r.hands
+        hand = hands[seat]
+        if move.card is None:
+            if hand is not None:
+                raise IllegalMove("S-3.1", "a prediction needs a card from the hand", seat)
+        elif hand is not None:
+            if move.card not in hand:
+                raise IllegalMove("S-3.2", f"{move.card.code} is not in seat {seat}'s hand", seat)
+            hands = _replace_at(hands, seat, _without(hand, move.card))
+        else:
+            self._check_unseen(state, r, seat, move.card, "S-3.2")
+        return replace(state, round=replace(
+            r,
+            hands=hands,
+            hand_sizes=_bump(r.hand_sizes, seat, -1),
+            predicted=_replace_at(r.predicted, seat, True),
+            predictions=_replace_at(r.predictions, seat, move.card),
+        ))
+
+    def _check_unseen(self, state: SixthSenseState, r: Round, seat: int, card: Card, rule: str) -> None:
+        """Partial knowledge: a card from an unknown hand must be one this peer has not seen elsewhere."""
+        if not _in_deck(card, state.players):
+            raise IllegalMove("S-2.1", f"{card.code} is not in the {state.players}-player deck", seat)
+        if card in r.played or card == r.trump:
+            raise IllegalMove(rule, f"{card.code} has already been seen on the table", seat)
+        for other, hand in enumerate(r.hands):
+            if other != seat and hand is not None and card in hand:
+                raise IllegalMove(rule, f"{card.code} is in another hand, not seat {seat}'s", seat)
+        for other, prediction in enumerate(r.predictions):
+            if prediction == card and other != seat:
+                raise IllegalMove(rule, f"{card.code} is another seat's prediction card", seat)
+
+    def _play(self, state: SixthSenseState, r: Round, expected: Expected, move: Play) -> SixthSenseState:
+        seat, card = move.seat, move.card
+        if expected.kind == "predict":
+            raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
+        if expected.kind == "split":
+            raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
+        if seat not in expected.seats:
+            raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
+        hand = r.hands[seat]
+        if hand is not None:
+            if card not in hand:
+                raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat)
+        else:
+            if r.hand_sizes[seat] == 0:
+                raise IllegalMove("S-4.3", f"seat {seat} has no cards left", seat)
+            self._check_unseen(state, r, seat, card, "S-4.1")
+        if card.value == SIX_NINE:
+            if move.as_value not in (6, 9):
+                raise IllegalMove("S-6.3", f"the 6/9 card {card.code} must be declared 6 or 9", seat)
+        elif move.as_value is not None:
+            raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
+        if move.block is not None:
+            if card.value != BLOCK:
+                raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
+            if not r.trick:
+                raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
+            if any(p.block is not None for p in r.trick):
+                raise IllegalMove("S-6.1", "at most one block per trick", seat)
+            if all(p.card != move.block for p in r.trick):
+                raise IllegalMove("S-6.1", f"{move.block.code} has not been played in this trick", seat)
+        colour = required_colour(r.trick)
+        voids = r.voids
+        if colour is not None and card.colour != colour:
+            if hand is not None and any(c.colour == colour for c in hand):
+                holds = " ".join(c.code for c in hand if c.colour == colour)
+                raise IllegalMove("S-4.2", f"must follow the led colour {colour}: holds {holds}", seat)
+            voids = _replace_at(voids, seat, voids[seat] | {colour})
+        if card.colour in r.voids[seat]:
+            message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
+            raise IllegalMove("S-4.2", message, seat)
+        new_hand = _without(hand, card) if hand is not None else None
+        trick = (*r.trick, move)
+        # Built field by field: this is the hot path of every playout, and replace() is slow.
+        r = Round(
+            r.dealer,
+            _replace_at(r.hands, seat, new_hand),
+            _bump(r.hand_sizes, seat, -1),
+            r.trump,
+            r.predicted,
+            r.predictions,
+            r.leader,
+            trick,
+            r.trick_winners,
+            r.tricks,
+            r.split_owed,
+            voids,
+            (*r.played, card),
+            r.peeks,
+            r.points,
+        )
+        if len(trick) < state.players:
+            return _with_round(state, r)
+        return self._finish_trick(state, r)
+
+    def _finish_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
+        trump = r.trump.colour if r.trump is not None and not state.options.beginner else None
+        winner, counting, _ = trick_winner(r.trick, trump)
+        trick_index = len(r.trick_winners)
+        if winner is None:  # S-6.1: a 2-player block removes every card; the same leader leads again
+            return self._after_trick(state, replace(r, trick=(), trick_winners=(*r.trick_winners, None)))
+        peeks = r.peeks
+        lead = r.trick[0]
+        if lead.card.value == PEEK and lead in counting and winner != lead.seat:  # S-6.4
+            peeks = (*peeks, Peek(trick_index, lead.seat, winner))
+        split_owed = winner if any(p.card.value == DOUBLE for p in counting) else None  # S-6.5
+        return self._after_trick(state, replace(
+            r,
+            trick=(),
+            leader=winner,  # S-4.6
+            trick_winners=(*r.trick_winners, winner),
+            tricks=_bump(r.tricks, winner, 1),
+            split_owed=split_owed,
+            peeks=peeks,
+        ))
+
+    def _after_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
+        if r.split_owed is not None or r.trick or any(r.hand_sizes):
+            return _with_round(state, r)
+        predictions = r.predictions
+        if any(p is None for p in predictions):
+            return replace(state, round=r)  # phase "audit": the scores need every prediction
+        beginner = state.options.beginner
+        points = tuple(round_score(p, t, beginner) for p, t in zip(predictions, r.tricks, strict=True) if p is not None)
+        totals = tuple(a + b for a, b in zip(state.totals, points, strict=True))
+        target = state.options.target
+        if target is None:
+            over = state.rounds_started >= ROUNDS[state.players]  # S-2.2
+        else:
+            over = max(totals) >= target  # S-8.2
+        return replace(
+            state,
+            round=replace(r, points=points),
+            totals=totals,
+            round_points=(*state.round_points, points),
+            over=over,
+        )
+
+    def reveal(self, state: SixthSenseState, cards: Sequence[str]) -> SixthSenseState:
+        r = state.round
+        if r is None or self.expected(state).phase != "reveal":
+            raise IllegalMove("S-8.3", "no trump card is waiting to be turned")
+        if len(cards) != 1:
+            raise FormatError(f"one trump card is turned, not {len(cards)}")
+        trump = Card.parse(cards[0])
+        self._check_unseen(state, r, -1, trump, "S-2.4")
+        return replace(state, round=replace(r, trump=trump))
+
+    def view(self, state: SixthSenseState, seat: int) -> SixthSenseState:
+        r = state.round
+        if r is None or r.points is not None:
+            return state  # between rounds everything of the finished round is public (S-7.1)
+        hide_trump = state.options.late_trump and not all(r.predicted)
+        return replace(state, round=replace(
+            r,
+            hands=tuple(h if s == seat else None for s, h in enumerate(r.hands)),
+            predictions=tuple(p if s == seat else None for s, p in enumerate(r.predictions)),
+            trump=None if hide_trump else r.trump,
+        ))
+
+    # wire forms
+    def move_from_json(self, raw: Mapping[str, object]) -> Move:
+        seat = require_int(raw, "seat", "move")
+        if "predict" in raw:
+            check_keys(raw, {"seat", "predict"}, "predict move")
+            card = raw["predict"]
+            return Predict(seat, None if card is None else Card.parse(card))
+        if "play" in raw:
+            check_keys(raw, {"seat", "play", "as", "block"}, "play move")
+            as_value = raw.get("as")
+            if as_value is not None and (not isinstance(as_value, int) or isinstance(as_value, bool)):
+                raise FormatError(f"play move: 'as' must be 6 or 9, got {as_value!r}", seat)
+            block = raw.get("block")
+            return Play(seat, Card.parse(raw["play"]), as_value, None if block is None else Card.parse(block))
+        if "split" in raw:
+            check_keys(raw, {"seat", "split"}, "split move")
+            return Split(seat, require_bool(raw, "split", "split move", True))
+        raise FormatError("a 6th Sense move has 'predict', 'play' or 'split'", seat)
+
+    def move_to_json(self, move: Move) -> JSONObject:
+        if isinstance(move, Predict):
+            return {"seat": move.seat, "predict": move.card.code if move.card is not None else None}
+        if isinstance(move, Split):
+            return {"seat": move.seat, "split": move.split}
+        out: JSONObject = {"seat": move.seat, "play": move.card.code}
+        if move.as_value is not None:
+            out["as"] = move.as_value
+        if move.block is not None:
+            out["block"] = move.block.code
+        return out
+
+    def move_seat(self, move: Move) -> int:
+        return move.seat
+
+    # results
+    def round_report(self, state: SixthSenseState) -> JSONObject:
+        r = state.round
+        if r is None:
+            return {}
+        return {
+            "dealer": r.dealer,
+            "trick_winners": list(r.trick_winners),
+            "tricks": list(r.tricks),
+            "points": list(r.points) if r.points is not None else None,
+        }
+
+    def totals(self, state: SixthSenseState) -> tuple[int, ...]:
+        return state.totals
+
+    def winners(self, state: SixthSenseState) -> tuple[int, ...] | None:
+        return winners_by(state.totals, highest=True) if state.over else None  # S-7.4
+
+    def public_state(self, state: SixthSenseState) -> JSONObject:
+        out: JSONObject = {
+            "game": self.id,
+            "players": state.players,
+            "options": self.options_to_json(state.options),
+            "rounds_started": state.rounds_started,
+            "totals": list(state.totals),
+            "over": state.over,
+        }
+        r = state.round
+        if r is None:
+            return out
+        finished = r.points is not None
+        hide_trump = state.options.late_trump and not all(r.predicted)
+        out["round"] = {
+            "dealer": r.dealer,
+            "hand_sizes": list(r.hand_sizes),
+            "trump": r.trump.code if r.trump is not None and not hide_trump else None,
+            "predicted": list(r.predicted),
+            "predictions": [p.code if p else None for p in r.predictions] if finished else None,
+            "leader": r.leader,
+            "trick": [self.move_to_json(p) for p in r.trick],
+            "trick_winners": list(r.trick_winners),
+            "tricks": list(r.tricks),
+            "split_owed": r.split_owed,
+            "points": list(r.points) if r.points is not None else None,
+        }
+        return out
+
+
+T = TypeVar("T")
+
+
+def _replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    return (*values[:index], value, *values[index + 1 :])
+
+
+_PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
+_PLAIN_PLAYS: dict[tuple[int, Card], tuple[Play, ...]] = {}
+
+
+def _plain_plays(seat: int, card: Card) -> tuple[Play, ...]:
+    """The non-blocking plays of `card` (both declarations of the 6/9 card, S-6.3), made once."""
+    plays = _PLAIN_PLAYS.get((seat, card))
+    if plays is None:
+        if card.value == SIX_NINE:
+            plays = (Play(seat, card, 6), Play(seat, card, 9))
+        else:
+            plays = (Play(seat, card),)
+        _PLAIN_PLAYS[seat, card] = plays
+    return plays
+
+
+def _without(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
+    index = hand.index(card)
+    return hand[:index] + hand[index + 1 :]
+
+
+def _with_round(state: SixthSenseState, r: Round) -> SixthSenseState:
+    return SixthSenseState(
+        state.players,
+        state.options,
+        state.rounds_started,
+        state.first_dealer,
+        state.totals,
+        state.round_points,
+        r,
+        state.over,
+    )
+
+
+def _bump(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:
+    return (*values[:index], values[index] + delta, *values[index + 1 :])
+
+
+SIXTH_SENSE = SixthSense()

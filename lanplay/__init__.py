@@ -1,0 +1,1 @@
+"""lanplay: card games across laptops on one local network."""
