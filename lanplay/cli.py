@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense")
     play.add_argument("--bots", type=int, default=3, help="how many bots join you")
     play.add_argument("--name", default="You")
-    play.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a table option, e.g. target=20")
+    play.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help="a table option, e.g. target=20"
+    )
     play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic")
     play.add_argument("--record", type=Path, help="where to save the game record (default: current folder)")
     play.set_defaults(run=run_play)

@@ -5,6 +5,7 @@ It decides from its own seat's view only (`Game.view`), as a real peer would.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -37,8 +38,8 @@ def card_strength(card: Card, trump: str | None) -> float:
 
 
 def expected_tricks(hand: tuple[Card, ...], trump: str | None, players: int) -> float:
-    base = sum(card_strength(card, trump) for card in hand)
-    return base * (4 / players) ** 0.5  # more players: every card faces more rivals
+    base: float = sum(card_strength(card, trump) for card in hand)
+    return base * math.sqrt(4 / players)  # more players: every card faces more rivals
 
 
 def prediction_distance(card: Card, tricks: float) -> float:
