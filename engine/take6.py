@@ -1,0 +1,723 @@
+"""6 nimmt! (Take 5): simultaneous card choices placed on four ascending rows (rules T-1 … T-5).
+
+Rule ids refer to shared/rules/take6.md. The state is one immutable `Take6State`; a finished round
+stays readable from it (rows, penalties) until the next deal.
+
+Hidden information: outside the logic option (T-5.2) a seat knows only its own hand. A turn's
+choices are simultaneous (T-3.1): a seat's pending choice is hidden from the others until all have
+chosen. A peer that learns of another seat's choice only as a commitment applies `Play(seat, None)`;
+once every seat has chosen, such a state waits in phase "reveal" for `reveal(state, cards)` with
+the cards of the hidden choices (the seats of `Expected.seats`, in that order), then places them.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from engine.api import (
+    DealLayout,
+    Expected,
+    FormatError,
+    Game,
+    IllegalMove,
+    JSONObject,
+    check_keys,
+    require_bool,
+    require_int,
+    winners_by,
+)
+
+MAX_CARD = 104  # T-1.1
+ROWS = 4  # T-2.1
+HAND_SIZE = 10  # T-2.1
+ROW_LIMIT = 5  # T-3.4: the sixth card takes five
+END_ABOVE = 66  # T-4.1
+HIDDEN = 0  # in `Take6State.chosen`: this seat has chosen, the card is unknown to this state
+
+Side = Literal["left", "right"]
+Stage = Literal["deal", "pick", "play", "reveal", "take_row", "over"]
+
+
+def bullheads(card: int) -> int:
+    """T-1.1: 55 → 7; other multiples of 11 → 5; of 10 → 3; of 5 → 2; else 1."""
+    if card == 55:
+        return 7
+    if card % 11 == 0:
+        return 5
+    if card % 10 == 0:
+        return 3
+    if card % 5 == 0:
+        return 2
+    return 1
+
+
+BULLHEADS: tuple[int, ...] = (0, *(bullheads(card) for card in range(1, MAX_CARD + 1)))
+
+
+def row_bullheads(row: Sequence[int]) -> int:
+    return sum(BULLHEADS[card] for card in row)
+
+
+def deck_size(players: int, tactic: bool) -> int:
+    """T-5.1: with tactic only cards 1 … 10·n + 4 are used; else all 104 (T-1.1)."""
+    return HAND_SIZE * players + ROWS if tactic else MAX_CARD
+
+
+def placement_target(rows: Sequence[Sequence[int]], card: int, profi: bool = False) -> tuple[int, Side] | None:
+    """Where `card` goes: (row index, side), or None when it fits nowhere and takes a row (T-3.5).
+
+    T-3.3: the row whose last card is the highest still lower than the card. T-5.3 (profi): also
+    left of a row whose first card is higher; the smallest difference wins, equal goes right.
+    """
+    right = left = -1
+    right_diff = left_diff = MAX_CARD + 1
+    for index, row in enumerate(rows):
+        diff = card - row[-1]
+        if 0 < diff < right_diff:
+            right, right_diff = index, diff
+        if profi:
+            diff = row[0] - card
+            if 0 < diff < left_diff:
+                left, left_diff = index, diff
+    if right >= 0 and right_diff <= left_diff:
+        return right, "right"
+    if left >= 0:
+        return left, "left"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Take6Options:
+    tactic: bool = False  # T-5.1
+    logic: bool = False  # T-5.2
+    profi: bool = False  # T-5.3
+
+
+# --- moves ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """T-3.1: choose a card face down. `card` is None for another seat's commitment whose card
+    this state does not learn until the reveal."""
+
+    seat: int
+    card: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TakeRow:
+    """T-3.5: the owner of a card lower than every row end takes row `row` (0–3)."""
+
+    seat: int
+    row: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """T-5.2: logic drafting, take one face-up card from the pool."""
+
+    seat: int
+    card: int
+
+
+Take6Move = Play | TakeRow | Pick
+
+
+@dataclass(frozen=True, slots=True)
+class Take6Deal:
+    """A round's deal. Without logic: `hands` (None where unknown to this peer) and `rows`; with
+    logic: `rows` and the face-up `pool`, no hands (T-5.2)."""
+
+    dealer: int
+    rows: tuple[int, ...]
+    hands: tuple[tuple[int, ...] | None, ...] = ()
+    pool: tuple[int, ...] = ()
+    logic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Take6State:
+    """The whole game as one value. `hands[s]` is None where seat s's hand is unknown to the
+    holder; a seat whose choice is `HIDDEN` still holds the chosen card in a known hand (logic)
+    until the reveal, while `hand_sizes` already counts it as played."""
+
+    players: int
+    options: Take6Options
+    round_index: int  # the current (or last finished) round; -1 before the first deal
+    dealer: int | None  # the current round's dealer
+    stage: Stage
+    totals: tuple[int, ...]  # bullheads over all moves (T-3.6)
+    penalty: tuple[int, ...]  # bullheads taken this round
+    rows: tuple[tuple[int, ...], ...]
+    hands: tuple[tuple[int, ...] | None, ...]  # sorted; None where unknown to this state
+    hand_sizes: tuple[int, ...]  # cards in hand, not counting a pending choice
+    pool: tuple[int, ...]  # logic: the face-up cards not (yet) picked
+    chosen: tuple[int | None, ...]  # this turn: the chosen card, HIDDEN, or None (not chosen yet)
+    pending: tuple[tuple[int, int], ...]  # revealed (card, seat) still to place; the first owes a row
+    out: int  # bit c set: card c has been seen on the table this round (row starts, revealed plays)
+    turn: int  # turns completed this round
+
+    @property
+    def deck_size(self) -> int:
+        return deck_size(self.players, self.options.tactic)
+
+
+# Moves are immutable: build them once (the hot path of every playout).
+_PLAYS = tuple(tuple(Play(seat, card) for card in range(MAX_CARD + 1)) for seat in range(10))
+_PICKS = tuple(tuple(Pick(seat, card) for card in range(MAX_CARD + 1)) for seat in range(10))
+_TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in range(10))
+_CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
+_DECK_CODES = tuple(str(card) for card in range(1, MAX_CARD + 1))
+
+
+def parse_card_code(code: object) -> int:
+    """A card from its code at the API boundary ("17")."""
+    card = _CODES.get(code) if isinstance(code, str) else None
+    if card is None:
+        raise FormatError(f"unknown 6 nimmt! card {code!r} (T-1.1: a number 1–104)")
+    return card
+
+
+def _card_json(value: object, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_CARD:
+        raise FormatError(f"{what}: unknown 6 nimmt! card {value!r} (T-1.1: a number 1–104)")
+    return value
+
+
+def _cards_json(value: object, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise FormatError(f"{what} must be a list of cards, got {value!r}")
+    return tuple(_card_json(card, what) for card in value)
+
+
+class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
+    id = "take6"
+    title = "6 nimmt!"
+    min_players = 2
+    max_players = 10
+
+    # --- options and set-up -------------------------------------------------------------
+    def options_from_json(self, raw: Mapping[str, object]) -> Take6Options:
+        what = "take6 options"
+        check_keys(raw, {"tactic", "logic", "profi"}, what)
+        return Take6Options(
+            tactic=require_bool(raw, "tactic", what, False),
+            logic=require_bool(raw, "logic", what, False),
+            profi=require_bool(raw, "profi", what, False),
+        )
+
+    def options_to_json(self, options: Take6Options) -> JSONObject:
+        return {"tactic": options.tactic, "logic": options.logic, "profi": options.profi}
+
+    def new_game(self, players: int, options: Take6Options) -> Take6State:
+        if not self.min_players <= players <= self.max_players:
+            raise IllegalMove("T-1.2", f"6 nimmt! is for 2–10 players, not {players}")
+        zeros = (0,) * players
+        return Take6State(
+            players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
+            (None,) * players, (), 0, 0,
+        )
+
+    def players(self, state: Take6State) -> int:
+        return state.players
+
+    def expected_dealer(self, state: Take6State) -> int | None:
+        if state.dealer is None:
+            return None  # the first round: any seat
+        return (state.dealer + 1) % state.players  # T-5.4
+
+    def layout(self, state: Take6State, dealer: int) -> DealLayout:
+        n = state.players
+        size = state.deck_size
+        deck = _DECK_CODES[:size]
+        if state.options.logic:  # T-5.2: 4 row starts, then the face-up pool; no hands
+            return DealLayout(deck, ((),) * n, table=tuple(range(size)))
+        hands = tuple(tuple(range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)) for seat in range(n))
+        rows = tuple(range(n * HAND_SIZE, n * HAND_SIZE + ROWS))
+        return DealLayout(deck, hands, table=rows)
+
+    def deal_from_cards(self, state: Take6State, dealer: int, cards: Sequence[str | None]) -> Take6Deal:
+        layout = self.layout(state, dealer)
+        if len(cards) != len(layout.deck):
+            raise FormatError(f"a deal needs {len(layout.deck)} positions, got {len(cards)}")
+        try:
+            known = [_CODES[code] for code in cards if code is not None]
+        except (KeyError, TypeError):
+            known = [parse_card_code(code) for code in cards if code is not None]  # names the bad code
+        if len(set(known)) != len(known):
+            twice = sorted(card for card in set(known) if known.count(card) > 1)
+            raise IllegalMove("T-2.1", f"card {twice[0]} is dealt twice")
+
+        def table_card(position: int) -> int:
+            code = cards[position]
+            if code is None:
+                raise FormatError(f"position {position} lies face up on the table but is not known")
+            return _CODES[code]  # checked above
+
+        if state.options.logic:
+            rows = tuple(table_card(p) for p in layout.table[:ROWS])
+            pool = tuple(sorted(table_card(p) for p in layout.table[ROWS:]))
+            return Take6Deal(dealer, rows, (), pool, True)
+        hands: list[tuple[int, ...] | None] = []
+        for seat, positions in enumerate(layout.hands):
+            codes = [cards[p] for p in positions]
+            if all(code is None for code in codes):
+                hands.append(None)
+            elif any(code is None for code in codes):
+                raise FormatError(f"seat {seat}'s hand is only partly known")
+            else:
+                hands.append(tuple(sorted(parse_card_code(code) for code in codes)))
+        return Take6Deal(dealer, tuple(table_card(p) for p in layout.table), tuple(hands))
+
+    def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
+        dealer = require_int(raw, "dealer", "take6 deal")
+        rows = _cards_json(raw.get("rows"), "take6 deal: 'rows'")
+        if state.options.logic:
+            check_keys(raw, {"dealer", "rows", "pool"}, "take6 deal with logic (T-5.2: no hands)")
+            pool = _cards_json(raw.get("pool"), "take6 deal: 'pool'")
+            return Take6Deal(dealer, rows, (), tuple(sorted(pool)), True)
+        check_keys(raw, {"dealer", "hands", "rows"}, "take6 deal")
+        hands_raw = raw.get("hands")
+        if not isinstance(hands_raw, list):
+            raise FormatError(f"take6 deal: 'hands' must be a list of card lists, got {hands_raw!r}")
+        hands = tuple(tuple(sorted(_cards_json(hand, "take6 deal: a hand"))) for hand in hands_raw)
+        return Take6Deal(dealer, rows, hands)
+
+    def deal_to_json(self, deal: Take6Deal) -> JSONObject:
+        if deal.logic:
+            return {"dealer": deal.dealer, "rows": list(deal.rows), "pool": list(deal.pool)}
+        return {
+            "dealer": deal.dealer,
+            "hands": [list(hand) if hand is not None else None for hand in deal.hands],
+            "rows": list(deal.rows),
+        }
+
+    def start_round(self, state: Take6State, deal: Take6Deal) -> Take6State:
+        n = state.players
+        if state.stage == "over":
+            raise IllegalMove("T-4.1", "the game is over: no more rounds")
+        if state.stage != "deal":
+            raise IllegalMove("T-3.6", "a new round is dealt only after the 10 turns of the current one")
+        if not 0 <= deal.dealer < n:
+            raise FormatError(f"dealer {deal.dealer} is not a seat of this {n}-player table")
+        want = self.expected_dealer(state)
+        if want is not None and deal.dealer != want:
+            raise IllegalMove(
+                "T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {deal.dealer}"
+            )
+        if deal.logic != state.options.logic:
+            raise FormatError(
+                "with logic a deal has rows and a pool, no hands (T-5.2)"
+                if state.options.logic
+                else "without logic a deal has hands and rows, no pool"
+            )
+        size = state.deck_size
+        if len(deal.rows) != ROWS:
+            raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
+        seen = 0
+
+        def take(card: int, seat: int | None = None) -> None:
+            nonlocal seen
+            if not 1 <= card <= MAX_CARD:
+                raise FormatError(f"unknown 6 nimmt! card {card!r}", seat)
+            if card > size:
+                raise IllegalMove("T-5.1", f"card {card} is not in the tactic deck 1–{size}", seat)
+            if seen >> card & 1:
+                raise IllegalMove("T-2.1", f"card {card} is dealt twice", seat)
+            seen |= 1 << card
+
+        for card in deal.rows:
+            take(card)
+        rows_mask = seen
+        if state.options.logic:
+            for card in deal.pool:
+                take(card)
+            if len(deal.pool) != size - ROWS:
+                missing = next(c for c in range(1, size + 1) if not seen >> c & 1)
+                raise IllegalMove("T-5.2", f"all other cards of the deck lie face up: card {missing} is missing")
+            hands: tuple[tuple[int, ...] | None, ...] = ((),) * n
+            sizes = (0,) * n
+            pool = tuple(sorted(deal.pool))
+            stage: Stage = "pick"
+        else:
+            if len(deal.hands) != n:
+                raise IllegalMove("T-2.1", f"{n} players get {n} hands, the deal has {len(deal.hands)}")
+            for seat, hand in enumerate(deal.hands):
+                if hand is None:
+                    continue
+                if len(hand) != HAND_SIZE:
+                    raise IllegalMove("T-2.1", f"each player gets 10 cards; seat {seat} gets {len(hand)}", seat)
+                for card in hand:
+                    take(card, seat)
+            hands = tuple(tuple(sorted(hand)) if hand is not None else None for hand in deal.hands)
+            sizes = (HAND_SIZE,) * n
+            pool = ()
+            stage = "play"
+        return Take6State(
+            n,
+            state.options,
+            state.round_index + 1,
+            deal.dealer,
+            stage,
+            state.totals,
+            (0,) * n,
+            tuple((card,) for card in deal.rows),
+            hands,
+            sizes,
+            pool,
+            (None,) * n,
+            (),
+            rows_mask,
+            0,
+        )
+
+    # --- play ----------------------------------------------------------------------------
+    def expected(self, state: Take6State) -> Expected:
+        stage = state.stage
+        if stage == "play":
+            return Expected("move", tuple([s for s, c in enumerate(state.chosen) if c is None]), "play")
+        if stage == "take_row":
+            return Expected("move", (state.pending[0][1],), "take_row")
+        if stage == "pick":
+            return Expected("move", (self._picker(state),), "pick")
+        if stage == "reveal":
+            return Expected("reveal", tuple([s for s, c in enumerate(state.chosen) if c == HIDDEN]), "play")
+        return Expected("deal") if stage == "deal" else Expected("over")
+
+    @staticmethod
+    def _picker(state: Take6State) -> int:
+        """T-5.2: picks go round the table starting left of the dealer."""
+        assert state.dealer is not None
+        return (state.dealer + 1 + sum(state.hand_sizes)) % state.players
+
+    def legal_moves(self, state: Take6State, seat: int) -> tuple[Take6Move, ...]:
+        stage = state.stage
+        if stage == "play":
+            if state.chosen[seat] is not None:
+                return ()
+            hand = state.hands[seat]
+            if hand is None:
+                raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
+            return tuple(map(_PLAYS[seat].__getitem__, hand))
+        if stage == "take_row":
+            return _TAKES[seat] if state.pending[0][1] == seat else ()
+        if stage == "pick" and seat == self._picker(state):
+            return tuple(map(_PICKS[seat].__getitem__, state.pool))
+        return ()
+
+    def apply(self, state: Take6State, move: Take6Move) -> Take6State:
+        seat = move.seat
+        if not 0 <= seat < state.players:
+            raise FormatError(f"there is no seat {seat} at this {state.players}-player table", seat)
+        kind = type(move)
+        if kind is Play:
+            assert isinstance(move, Play)
+            return self._play(state, move)
+        if kind is TakeRow:
+            assert isinstance(move, TakeRow)
+            return self._take_row(state, move)
+        if kind is Pick:
+            assert isinstance(move, Pick)
+            return self._pick(state, move)
+        raise FormatError(f"not a 6 nimmt! move: {move!r}", seat)
+
+    def _not_now(self, state: Take6State, seat: int, doing: str) -> IllegalMove:
+        stage = state.stage
+        if stage == "over":
+            return IllegalMove("T-4.1", f"the game is over: seat {seat} cannot {doing}", seat)
+        if stage == "deal":
+            return IllegalMove("T-2.1", f"no round is in progress: seat {seat} cannot {doing} before the deal", seat)
+        if stage == "take_row":
+            card, owner = state.pending[0]
+            return IllegalMove(
+                "T-3.5", f"seat {owner} must first take a row for card {card}; seat {seat} cannot {doing}", seat
+            )
+        if stage == "pick":
+            return IllegalMove(
+                "T-5.2", f"the cards are being picked (seat {self._picker(state)}'s turn); seat {seat} cannot {doing}",
+                seat,
+            )
+        if stage == "reveal":
+            return IllegalMove("T-3.1", f"this turn's cards are being revealed; seat {seat} cannot {doing}", seat)
+        return IllegalMove("T-3.1", f"every player chooses a card now; seat {seat} cannot {doing}", seat)
+
+    def _play(self, state: Take6State, move: Play) -> Take6State:
+        seat, card = move.seat, move.card
+        if state.stage != "play":
+            raise self._not_now(state, seat, f"play card {card}")
+        chosen = state.chosen
+        if chosen[seat] is not None:
+            raise IllegalMove("T-3.1", f"seat {seat} has already chosen a card this turn", seat)
+        hands = state.hands
+        hand = hands[seat]
+        if card is None:  # a commitment: the card stays in a known hand until the reveal
+            mark = HIDDEN
+        elif hand is not None and card in hand:  # the common case, full knowledge of the hand
+            index = hand.index(card)
+            hands = (*hands[:seat], hand[:index] + hand[index + 1 :], *hands[seat + 1 :])
+            mark = card
+        else:
+            self._check_card(state, seat, card)
+            mark = card
+        sizes = state.hand_sizes
+        sizes = (*sizes[:seat], sizes[seat] - 1, *sizes[seat + 1 :])
+        chosen = (*chosen[:seat], mark, *chosen[seat + 1 :])
+        if None in chosen:
+            return Take6State(
+                state.players, state.options, state.round_index, state.dealer, "play", state.totals,
+                state.penalty, state.rows, hands, sizes, state.pool, chosen, state.pending, state.out,
+                state.turn,
+            )
+        if HIDDEN in chosen:
+            return replace(state, stage="reveal", hands=hands, hand_sizes=sizes, chosen=chosen)
+        return self._reveal_all(state, chosen, hands, sizes)
+
+    def _check_card(self, state: Take6State, seat: int, card: int) -> None:
+        """A played card must be in the seat's hand (T-3.1); where the hand is unknown, one this
+        state has not seen elsewhere."""
+        if not 1 <= card <= state.deck_size:
+            if state.options.tactic and 1 <= card <= MAX_CARD:
+                raise IllegalMove("T-5.1", f"card {card} is not in the tactic deck 1–{state.deck_size}", seat)
+            raise FormatError(f"unknown 6 nimmt! card {card!r}", seat)
+        hand = state.hands[seat]
+        if hand is not None:
+            if card not in hand:
+                raise IllegalMove("T-3.1", f"card {card} is not in seat {seat}'s hand", seat)
+            return
+        if state.out >> card & 1:
+            raise IllegalMove("T-3.1", f"card {card} has already been on the table this round", seat)
+        for other, other_hand in enumerate(state.hands):
+            if other_hand is not None and card in other_hand:
+                raise IllegalMove("T-3.1", f"card {card} is in seat {other}'s hand, not seat {seat}'s", seat)
+        if card in state.chosen or card in state.pool:
+            raise IllegalMove("T-3.1", f"card {card} is not in seat {seat}'s hand", seat)
+
+    def reveal(self, state: Take6State, cards: Sequence[str]) -> Take6State:
+        """Partial knowledge: the hidden choices of this turn (the seats of `Expected.seats`, in
+        seat order) have been opened (T-3.1)."""
+        if state.stage != "reveal":
+            raise IllegalMove("T-3.1", "no chosen cards are waiting to be revealed")
+        hidden = [seat for seat, card in enumerate(state.chosen) if card == HIDDEN]
+        if len(cards) != len(hidden):
+            raise FormatError(f"{len(hidden)} hidden choices are revealed, not {len(cards)}")
+        chosen = list(state.chosen)
+        hands = list(state.hands)
+        for seat, code in zip(hidden, cards, strict=True):
+            card = parse_card_code(code)
+            self._check_card(replace(state, chosen=tuple(chosen), hands=tuple(hands)), seat, card)
+            hand = hands[seat]
+            if hand is not None:
+                index = hand.index(card)
+                hands[seat] = hand[:index] + hand[index + 1 :]
+            chosen[seat] = card
+        return self._reveal_all(state, tuple(chosen), tuple(hands), state.hand_sizes)
+
+    def _reveal_all(
+        self,
+        state: Take6State,
+        chosen: tuple[int | None, ...],
+        hands: tuple[tuple[int, ...] | None, ...],
+        sizes: tuple[int, ...],
+    ) -> Take6State:
+        """T-3.1/T-3.2: every card is revealed, then placed lowest first."""
+        pending = sorted([(card, seat) for seat, card in enumerate(chosen) if card is not None])
+        out = state.out
+        for card, _ in pending:
+            out |= 1 << card
+        return self._place(state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, sizes, out)
+
+    def _place(
+        self,
+        state: Take6State,
+        rows: list[tuple[int, ...]],
+        penalty: list[int],
+        totals: list[int],
+        pending: Sequence[tuple[int, int]],
+        hands: tuple[tuple[int, ...] | None, ...],
+        sizes: tuple[int, ...],
+        out: int,
+    ) -> Take6State:
+        profi = state.options.profi
+        n = state.players
+        for index, (card, seat) in enumerate(pending):
+            target = placement_target(rows, card, profi)
+            if target is None:  # T-3.5: the player chooses a row to take
+                return Take6State(
+                    n, state.options, state.round_index, state.dealer, "take_row", tuple(totals),
+                    tuple(penalty), tuple(rows), hands, sizes, state.pool, (None,) * n,
+                    tuple(pending[index:]), out, state.turn,
+                )
+            row_index, side = target
+            row = rows[row_index]
+            if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
+                taken = row_bullheads(row)
+                penalty[seat] += taken
+                totals[seat] += taken
+                rows[row_index] = (card,)
+            elif side == "right":
+                rows[row_index] = (*row, card)
+            else:
+                rows[row_index] = (card, *row)
+        # T-3.6: the turn is over; after the tenth the round is.
+        stage: Stage = "play"
+        if not any(sizes):
+            stage = "over" if max(totals) > END_ABOVE else "deal"  # T-4.1
+        return Take6State(
+            n, state.options, state.round_index, state.dealer, stage, tuple(totals), tuple(penalty),
+            tuple(rows), hands, sizes, state.pool, (None,) * n, (), out, state.turn + 1,
+        )
+
+    def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:
+        seat, row_index = move.seat, move.row
+        if state.stage != "take_row":
+            if state.stage == "play":
+                raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
+            raise self._not_now(state, seat, f"take row {row_index}")
+        card, owner = state.pending[0]
+        if seat != owner:
+            raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
+        if not 0 <= row_index < ROWS:
+            raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
+        rows = list(state.rows)
+        taken = row_bullheads(rows[row_index])
+        penalty = list(state.penalty)
+        totals = list(state.totals)
+        penalty[seat] += taken
+        totals[seat] += taken
+        rows[row_index] = (card,)
+        return self._place(state, rows, penalty, totals, state.pending[1:], state.hands, state.hand_sizes, state.out)
+
+    def _pick(self, state: Take6State, move: Pick) -> Take6State:
+        seat, card = move.seat, move.card
+        if state.stage != "pick":
+            if state.stage == "play":
+                raise IllegalMove("T-5.2", f"the drafting is over: seat {seat} cannot pick card {card}", seat)
+            raise self._not_now(state, seat, f"pick card {card}")
+        picker = self._picker(state)
+        if seat != picker:
+            raise IllegalMove("T-5.2", f"it is seat {picker}'s turn to pick, not seat {seat}'s", seat)
+        try:
+            index = state.pool.index(card)
+        except ValueError:
+            raise IllegalMove("T-5.2", f"card {card} does not lie face up in the pool", seat) from None
+        hand = list(state.hands[seat] or ())
+        insort(hand, card)
+        sizes = (*state.hand_sizes[:seat], state.hand_sizes[seat] + 1, *state.hand_sizes[seat + 1 :])
+        return Take6State(
+            state.players, state.options, state.round_index, state.dealer,
+            "play" if sum(sizes) == HAND_SIZE * state.players else "pick", state.totals, state.penalty,
+            state.rows, (*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]), sizes,
+            state.pool[:index] + state.pool[index + 1 :], state.chosen, state.pending, state.out, state.turn,
+        )
+
+    def view(self, state: Take6State, seat: int) -> Take6State:
+        if not 0 <= seat < state.players:
+            raise FormatError(f"there is no seat {seat} at this {state.players}-player table")
+        logic = state.options.logic
+        hands: list[tuple[int, ...] | None] = []
+        chosen: list[int | None] = []
+        for other, (hand, card) in enumerate(zip(state.hands, state.chosen, strict=True)):
+            if other == seat or card is None or card == HIDDEN:
+                chosen.append(card)
+            else:
+                chosen.append(HIDDEN)
+                if logic and hand is not None:  # T-5.2: the hand is public, the choice is not
+                    hand = tuple(sorted((*hand, card)))
+            hands.append(hand if logic or other == seat else None)
+        return replace(state, hands=tuple(hands), chosen=tuple(chosen))
+
+    # --- wire forms ----------------------------------------------------------------------
+    def move_from_json(self, raw: Mapping[str, object]) -> Take6Move:
+        seat = require_int(raw, "seat", "take6 move")
+        if seat < 0:
+            raise FormatError(f"take6 move: no seat {seat}", seat)
+        if "play" in raw:
+            check_keys(raw, {"seat", "play"}, "take6 play move")
+            value = raw["play"]
+            return Play(seat, None if value is None else _card_json(value, "take6 play move"))
+        if "take_row" in raw:
+            check_keys(raw, {"seat", "take_row"}, "take6 take_row move")
+            row = require_int(raw, "take_row", "take6 take_row move")
+            if not 0 <= row < ROWS:
+                raise FormatError(f"take6 take_row move: there is no row {row}: rows are 0–3", seat)
+            return TakeRow(seat, row)
+        if "pick" in raw:
+            check_keys(raw, {"seat", "pick"}, "take6 pick move")
+            return Pick(seat, _card_json(raw["pick"], "take6 pick move"))
+        raise FormatError("a take6 move has 'play', 'take_row' or 'pick'", seat)
+
+    def move_to_json(self, move: Take6Move) -> JSONObject:
+        if isinstance(move, Play):
+            return {"seat": move.seat, "play": move.card}
+        if isinstance(move, TakeRow):
+            return {"seat": move.seat, "take_row": move.row}
+        return {"seat": move.seat, "pick": move.card}
+
+    def move_seat(self, move: Take6Move) -> int:
+        return move.seat
+
+    # --- results ------------------------------------------------------------------------
+    def round_report(self, state: Take6State) -> JSONObject:
+        return {
+            "dealer": state.dealer,
+            "penalty": list(state.penalty),
+            "rows": [list(row) for row in state.rows],
+        }
+
+    def totals(self, state: Take6State) -> tuple[int, ...]:
+        return state.totals
+
+    def winners(self, state: Take6State) -> tuple[int, ...] | None:
+        return winners_by(state.totals, highest=False) if state.stage == "over" else None  # T-4.2
+
+    def public_state(self, state: Take6State) -> JSONObject:
+        out: JSONObject = {
+            "game": self.id,
+            "players": state.players,
+            "options": self.options_to_json(state.options),
+            "round": state.round_index,
+            "dealer": state.dealer,
+            "over": state.stage == "over",
+            "turn": state.turn,
+            "totals": list(state.totals),
+            "penalty": list(state.penalty),
+            "rows": [list(row) for row in state.rows],
+            "hand_sizes": list(state.hand_sizes),
+            "chose": [card is not None for card in state.chosen],
+            "pending": [[card, seat] for card, seat in state.pending],
+            "pool": list(state.pool),
+        }
+        if state.options.logic:  # T-5.2: hands are public; a pending choice still counts as held
+            hands: list[object] = []
+            for hand, card in zip(state.hands, state.chosen, strict=True):
+                if hand is not None and card is not None and card != HIDDEN:
+                    hand = tuple(sorted((*hand, card)))
+                hands.append(list(hand) if hand is not None else None)
+            out["hands"] = hands
+        return out
+
+
+TAKE6 = Take6()
+
+__all__ = [
+    "BULLHEADS",
+    "HIDDEN",
+    "TAKE6",
+    "Pick",
+    "Play",
+    "Take6",
+    "Take6Deal",
+    "Take6Move",
+    "Take6Options",
+    "Take6State",
+    "TakeRow",
+    "bullheads",
+    "deck_size",
+    "parse_card_code",
+    "placement_target",
+    "row_bullheads",
+]
