@@ -1,0 +1,1241 @@
+"""The table session: one peer's sans-IO state machine for a whole game (P-1 … P-5).
+
+A `TableSession` takes the table's settings, its own identity and the current time; then it is fed
+bytes that arrived from other seats (`receive`), the local player's decisions (`decide`) and the
+passing of time (`tick`). Each call returns `Output`s: `Send` (bytes for one seat, or for all) and
+events for the UI (`Dealt`, `Moved`, `PeekResult`, `RoundAudited`, `Blamed`, `Refused`,
+`GameOver`). It never touches a socket, a clock or a thread.
+
+A round goes: shuffle passes (seat by seat) → lock passes (seat by seat) → every seat sends each
+other seat the keys of its hand privately and publishes the keys of the table cards → play in
+lockstep, hidden choices by commit–reveal → every seat publishes its secrets → audit: the deck
+is rebuilt, every commitment opened, and the round replayed with full knowledge through the engine
+→ the round is confirmed and written to the game record, or a blame names the seat and the rule.
+The first dealer comes from a jointly random seed (P-3.2). See docs/PROTOCOL.md.
+
+Message order: every public message is signed, sequenced and hash-linked (P-1.3) and goes through
+a `ChainTracker`; accepted messages wait in their author's inbox and are handled strictly in the
+author's order once the table has reached the point they belong to (moves carry the step number
+and the hash of the public state they were made on). A peer forwards each public message it got
+straight from its author to every seat, so equivocation shows and a lost link loses nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engine.api import Game, IllegalMove, JSONObject, RuleError
+from engine.games import get_game
+from engine.record import GameRecord, RoundRecord
+from protocol.commitment import Commitment, Opening, commit, draw_below, joint_random, verify_opening
+from protocol.deck import (
+    CardTable,
+    DeckContext,
+    KeyCommitments,
+    KeyOpening,
+    LockOutput,
+    LockSecret,
+    SeatSecrets,
+    ShuffleOutput,
+    ShuffleSecret,
+    audit_deck,
+    check_key_opening,
+    key_opening,
+    lock_pass,
+    open_position,
+    shuffle_pass,
+)
+from protocol.encoding import canonical, decode, sha256_hex
+from protocol.errors import CheatDetected, ProtocolError
+from protocol.identity import Identity, PublicIdentity
+from protocol.signed import (
+    ZERO_DIGEST,
+    ChainTracker,
+    Equivocation,
+    EquivocationDetected,
+    OutOfOrder,
+    SignedMessage,
+    Verdict,
+    sign_message,
+    verify_equivocation,
+)
+
+SEED_TAG = "lanplay/seed"
+CHOICE_TAG = "lanplay/choice"
+PRIVATE_DOMAIN = b"lanplay/private-channel/v1\x00"
+MAX_HELD = 4096  # out-of-order messages kept per author before they are refused
+
+# Move fields that name a card from the mover's own secret hand: on the wire such a card is a deck
+# position plus every seat's key for it, so every peer can check it is the mover's (P-4.3).
+HAND_CARD_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "sixth-sense": ("play", "predict"),
+    "take6": ("play",),
+    "sixes": ("play",),
+}
+# Hidden choices (P-3.2, P-4.5): committed first; "round" ones are opened at the audit (6th Sense
+# predictions, S-3.4), "turn" ones as soon as every seat has committed (6 nimmt! T-3.1).
+HIDDEN_KINDS: Mapping[tuple[str, str], Literal["round", "turn"]] = {
+    ("sixth-sense", "predict"): "round",
+    ("take6", "play"): "turn",
+}
+
+
+# --- settings and outputs -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    table: str  # hex table id
+    game: str
+    options: JSONObject
+    seats: tuple[PublicIdentity, ...]  # seat order
+    names: tuple[str, ...]
+    step_timeout: float = 20.0  # automatic steps: passes, keys, reveals, secrets (P-5.3)
+    reconnect_timeout: float = 120.0  # how long a disconnected seat is waited for
+    turn_timeout: float | None = None  # a person's decision: no limit unless the table sets one
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Bytes for seat `to`, or for every other seat when `to` is None."""
+
+    to: int | None
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Input refused without proof of who is at fault (malformed, bad signature, unknown key)."""
+
+    sender: int | None
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blamed:
+    """The game stops: `seat` broke `rule` (None: certain cheating, author unknown)."""
+
+    seat: int | None
+    rule: str
+    message: str
+    evidence: tuple[JSONObject, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    round: int
+    hand: tuple[str, ...]
+    table: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """A move applied to the table; hidden choices show only that the seat chose."""
+
+    seat: int
+    move: JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class PeekResult:
+    """S-6.4: only the peeker gets this: `target`'s prediction card."""
+
+    target: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundAudited:
+    round: int
+    report: JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    record: GameRecord
+    winners: tuple[int, ...]
+
+
+Event = Refused | Blamed | Dealt | Moved | PeekResult | RoundAudited | GameOver
+Output = Send | Event
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """What the table waits for now: `seats` owe `what`; `automatic` steps have a time limit."""
+
+    seats: tuple[int, ...]
+    what: str
+    automatic: bool
+    since: float
+
+
+def private_channel(table: str, author: str, recipient: str) -> str:
+    """The table id private messages from `author` to `recipient` are signed under: they can never
+    be replayed to another seat or mistaken for a public message (P-1.3)."""
+    data = PRIVATE_DOMAIN + table.encode() + bytes.fromhex(author) + bytes.fromhex(recipient)
+    return hashlib.sha256(data).digest()[:16].hex()
+
+
+# --- per-round bookkeeping -----------------------------------------------------------------
+
+
+@dataclass
+class _Hidden:
+    """One hidden choice: the commitment, and (once known) what it opens to."""
+
+    seat: int
+    step: int
+    kind: str
+    commitment: Commitment
+    message: SignedMessage
+    value: JSONObject | None = None  # {"pos": p} or {"card": code}
+
+
+@dataclass
+class _Round:
+    index: int
+    dealer: int
+    layout_hands: tuple[tuple[int, ...], ...]
+    table_positions: tuple[int, ...]
+    late_positions: tuple[int, ...]
+    ctx: DeckContext
+    my_shuffle: ShuffleSecret
+    my_lock: LockSecret
+    shuffles: list[ShuffleOutput] = field(default_factory=list)
+    locks: list[LockOutput] = field(default_factory=list)
+    hand_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)  # position -> seat -> key
+    table_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)
+    keys_from: set[int] = field(default_factory=set)
+    opens_from: set[int] = field(default_factory=set)
+    late_from: set[int] = field(default_factory=set)
+    late_sent: bool = False
+    my_cards: dict[int, str] = field(default_factory=dict)  # position -> code
+    table_cards: dict[int, str] = field(default_factory=dict)
+    used: set[int] = field(default_factory=set)  # positions opened by moves
+    dealt: bool = False
+    step: int = 0
+    log: list[JSONObject | _Hidden] = field(default_factory=list)
+    phase_commits: dict[int, _Hidden] = field(default_factory=dict)
+    phase_reveals: dict[int, str] = field(default_factory=dict)  # seat -> card code
+    my_choice: tuple[Any, Opening] | None = None
+    hidden: list[_Hidden] = field(default_factory=list)
+    peeks_seen: int = 0
+    peeks_owed: dict[int, int] = field(default_factory=dict)  # trick -> target seat, for me as peeker
+    secrets: dict[int, tuple[SeatSecrets, dict[int, Opening]]] = field(default_factory=dict)
+    secrets_sent: bool = False
+    aborting: bool = False
+
+    @property
+    def final_points(self) -> tuple[bytes, ...]:
+        return self.locks[-1].points
+
+    def commitments(self) -> list[KeyCommitments]:
+        return [lock.commitments for lock in self.locks]
+
+
+# --- the session ---------------------------------------------------------------------------
+
+
+class TableSession:
+    """One seat's view of one table, from the first shuffle to the game record."""
+
+    def __init__(self, settings: TableSettings, identity: Identity, now: float) -> None:
+        peer_ids = [p.peer_id for p in settings.seats]
+        if identity.peer_id not in peer_ids:
+            raise ProtocolError("P-1.1", "this identity has no seat at the table")
+        if len(set(peer_ids)) != len(peer_ids):
+            raise ProtocolError("P-1.1", "one identity holds two seats")
+        self.settings = settings
+        self.identity = identity
+        self.me = peer_ids.index(identity.peer_id)
+        self.n = len(settings.seats)
+        self.game: Game[Any, Any, Any, Any] = get_game(settings.game)
+        self.options = self.game.options_from_json(settings.options)
+        self.seat_of = {pid: seat for seat, pid in enumerate(peer_ids)}
+        self.tracker = ChainTracker(settings.table, settings.seats, self.seat_of)
+        self.private_in = {
+            seat: ChainTracker(private_channel(settings.table, pid, identity.peer_id), [settings.seats[seat]])
+            for seat, pid in enumerate(peer_ids)
+            if seat != self.me
+        }
+        self.private_out = {  # seat -> (next seq, prev digest)
+            seat: (0, ZERO_DIGEST) for seat in range(self.n) if seat != self.me
+        }
+        self.my_seq = 0
+        self.my_prev = ZERO_DIGEST
+        self.inbox: list[deque[SignedMessage]] = [deque() for _ in range(self.n)]
+        self.held: dict[tuple[str, int], SignedMessage] = {}
+        self.full_state: Any = self.game.new_game(self.n, self.options)
+        self.state: Any = self.full_state
+        self.round_index = 0
+        self.round: _Round | None = None
+        self.stage: Literal["seed", "deal", "play", "audit", "over", "ended"] = "seed"
+        self.since = now
+        self.now = now
+        self.disconnected: dict[int, float] = {}
+        self.blame: Blamed | None = None
+        self.rounds: list[RoundRecord] = []
+        self.seed_commits: dict[int, Commitment] = {}
+        self.seed_reveals: dict[int, bytes] = {}
+        self.my_seed: Opening | None = None
+        self._card_tables: dict[tuple[str, ...], CardTable] = {}
+        self.hidden_openings: dict[int, Opening] = {}  # step -> this seat's opening of a hidden choice
+        self._out: list[Output] = []
+
+    # --- public API ------------------------------------------------------------------------
+
+    def start(self, now: float) -> list[Output]:
+        """Open the game: commit to this seat's share of the first dealer's seed (P-3.2)."""
+        self.now = self.since = now
+        value = hashlib.sha256(self.identity.peer_id.encode() + _random_bytes()).digest()
+        commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, value)
+        self.my_seed = opening
+        self._publish("seed.commit", {"digest": commitment.hex()})
+        return self._flush()
+
+    def receive(self, sender: int | None, data: bytes, now: float) -> list[Output]:
+        """Bytes that arrived on the link from seat `sender` (None: not known)."""
+        self.now = now
+        if self.stage == "ended":
+            return self._flush()
+        try:
+            msg = SignedMessage.from_wire(data)
+        except ProtocolError as exc:
+            self._out.append(Refused(sender, exc.rule, f"unreadable message: {exc.message}"))
+            return self._flush()
+        try:
+            if msg.kind.startswith("p."):
+                self._accept_private(sender, msg)
+            else:
+                self._accept_public(sender, msg)
+            self._pump()
+        except EquivocationDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
+        except CheatDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+        except ProtocolError as exc:
+            self._out.append(Refused(sender, exc.rule, exc.message))
+        return self._flush()
+
+    def decide(self, move: Any, now: float) -> list[Output]:
+        """The local player's move; IllegalMove (nothing sent) if it is not one of `decision()`."""
+        self.now = now
+        if move not in self.decision():
+            raise IllegalMove("P-5.1", "that move is not open to you now")
+        rd = self.round
+        assert rd is not None
+        kind = self.game.expected(self.state).kind
+        move_json = self.game.move_to_json(move)
+        if (self.game.id, kind) in HIDDEN_KINDS:
+            value = self._card_reference(move_json[kind])
+            commitment, opening = commit(CHOICE_TAG, self.settings.table, rd.index, self.me, canonical(value))
+            rd.my_choice = (move, opening)
+            self.hidden_openings[rd.step] = opening
+            self._publish("commit", {"step": rd.step, "state": self.state_hash(), "digest": commitment.hex()})
+        else:
+            wire = dict(move_json)
+            for name in HAND_CARD_FIELDS.get(self.game.id, ()):
+                if name in wire and wire[name] is not None:
+                    wire[name] = self._wire_card(wire[name])
+            self._publish("move", {"step": rd.step, "state": self.state_hash(), "move": wire})
+        self._pump_safely()
+        return self._flush()
+
+    def tick(self, now: float) -> list[Output]:
+        """Time passes: a step withheld past its limit is blamed on the seat that owes it (P-5.3)."""
+        self.now = now
+        waiting = self.waiting()
+        if waiting is None or not waiting.seats:
+            return self._flush()
+        for seat in waiting.seats:
+            gone = self.disconnected.get(seat)
+            if gone is not None and now - gone > self.settings.reconnect_timeout:
+                self._blame(seat, "P-5.3", f"seat {seat} did not come back in time to {waiting.what}")
+                return self._flush()
+        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
+        if limit is not None and now - waiting.since > limit:
+            if all(seat in self.disconnected for seat in waiting.seats):
+                return self._flush()  # the reconnect limit applies instead
+            seat = next(s for s in waiting.seats if s not in self.disconnected)
+            self._blame(seat, "P-5.3", f"seat {seat} withheld a step: {waiting.what}")
+        return self._flush()
+
+    def set_connected(self, seat: int, connected: bool, now: float) -> None:
+        """The runner reports a seat's link going down or coming back."""
+        if connected:
+            self.disconnected.pop(seat, None)
+        else:
+            self.disconnected.setdefault(seat, now)
+
+    def decision(self) -> tuple[Any, ...]:
+        """The moves the local player may make now (empty when nothing is asked of them)."""
+        rd = self.round
+        if self.stage != "play" or rd is None or rd.aborting:
+            return ()
+        expected = self.game.expected(self.state)
+        if expected.phase != "move" or self.me not in expected.seats:
+            return ()
+        if (self.game.id, expected.kind) in HIDDEN_KINDS and (self.me in rd.phase_commits or rd.my_choice):
+            return ()
+        return tuple(self.game.legal_moves(self.state, self.me))
+
+    def view(self) -> Any:
+        """This seat's engine state (what the local player may know)."""
+        return self.state
+
+    def state_hash(self) -> str:
+        """SHA-256 of the canonical public state (P-2.2)."""
+        return sha256_hex(canonical(self.game.public_state(self.state)))
+
+    def record(self) -> GameRecord:
+        """The game record of every confirmed round so far."""
+        return GameRecord(
+            self.game.id, self.settings.names, self.game.options_to_json(self.options), tuple(self.rounds)
+        )
+
+    def messages(self) -> list[bytes]:
+        """Every public message accepted so far, in each author's order (for a peer catching up)."""
+        out: list[bytes] = []
+        for public in self.settings.seats:
+            out.extend(m.to_wire() for m in self.tracker.messages(public.peer_id))
+        return out
+
+    def waiting(self) -> Waiting | None:
+        rd = self.round
+        pending: list[int]
+        if self.stage == "seed":
+            if len(self.seed_commits) < self.n:
+                pending = [s for s in range(self.n) if s not in self.seed_commits]
+            else:
+                pending = [s for s in range(self.n) if s not in self.seed_reveals]
+            return Waiting(tuple(pending), "open the seed for the first dealer", True, self.since)
+        if rd is None or self.stage in ("over", "ended"):
+            return None
+        if rd.aborting or self.stage == "audit":
+            pending = [s for s in range(self.n) if s not in rd.secrets]
+            return Waiting(tuple(pending), "publish the round's secrets for the audit", True, self.since)
+        if self.stage == "deal":
+            if len(rd.shuffles) < self.n:
+                return Waiting((len(rd.shuffles),), "shuffle the deck", True, self.since)
+            if len(rd.locks) < self.n:
+                return Waiting((len(rd.locks),), "lock the deck", True, self.since)
+            pending = [s for s in range(self.n) if s != self.me and (s not in rd.keys_from or s not in rd.opens_from)]
+            return Waiting(tuple(pending), "send the keys of the deal", True, self.since)
+        expected = self.game.expected(self.state)
+        if expected.phase == "reveal":
+            pending = [s for s in range(self.n) if s not in rd.late_from]
+            return Waiting(tuple(pending), "turn the table card", True, self.since)
+        if rd.peeks_owed:
+            trick = min(rd.peeks_owed)
+            return Waiting((rd.peeks_owed[trick],), "show the peeked prediction card", True, self.since)
+        hidden = HIDDEN_KINDS.get((self.game.id, expected.kind))
+        if expected.phase == "move" and hidden is not None:
+            if len(rd.phase_commits) < len(expected.seats):
+                pending = [s for s in expected.seats if s not in rd.phase_commits]
+                return Waiting(tuple(pending), f"choose ({expected.kind})", False, self.since)
+            pending = [s for s in expected.seats if s not in rd.phase_reveals]
+            return Waiting(tuple(pending), "reveal the chosen card", True, self.since)
+        if expected.phase == "move":
+            return Waiting(expected.seats, expected.kind, False, self.since)
+        return None
+
+    # --- signing and sending -----------------------------------------------------------------
+
+    def _publish(self, kind: str, body: JSONObject) -> SignedMessage:
+        msg = sign_message(self.identity, self.settings.table, self.round_index, self.my_seq, self.my_prev, kind, body)
+        self.my_seq += 1
+        self.my_prev = msg.digest()
+        self.tracker.accept(msg)
+        self.inbox[self.me].append(msg)
+        self._out.append(Send(None, msg.to_wire()))
+        return msg
+
+    def _send_private(self, to: int, kind: str, body: JSONObject) -> None:
+        seq, prev = self.private_out[to]
+        channel = private_channel(self.settings.table, self.identity.peer_id, self.settings.seats[to].peer_id)
+        msg = sign_message(self.identity, channel, self.round_index, seq, prev, kind, {**body, "to": to})
+        self.private_out[to] = (seq + 1, msg.digest())
+        self._out.append(Send(to, msg.to_wire()))
+
+    def _flush(self) -> list[Output]:
+        out, self._out = self._out, []
+        return out
+
+    # --- accepting messages -------------------------------------------------------------------
+
+    def _accept_public(self, sender: int | None, msg: SignedMessage) -> None:
+        author = self.seat_of.get(msg.author)
+        if author is None:
+            raise ProtocolError("P-1.3", "a message from a key that has no seat at this table")
+        if author == self.me:
+            self.tracker.accept(msg)  # our own message coming back: a duplicate, or a forgery refused
+            return
+        try:
+            verdict = self.tracker.accept(msg)
+        except OutOfOrder:
+            held = sum(1 for key in self.held if key[0] == msg.author)
+            if held >= MAX_HELD:
+                raise ProtocolError("P-1.3", f"too many out-of-order messages from seat {author}") from None
+            self.held[(msg.author, msg.seq)] = msg
+            return
+        if verdict is Verdict.DUPLICATE:
+            return
+        self._queue(author, msg, forward=sender == author)
+        while (msg.author, self.tracker.next_seq(msg.author)) in self.held:
+            later = self.held.pop((msg.author, self.tracker.next_seq(msg.author)))
+            self.tracker.accept(later)
+            self._queue(author, later, forward=True)
+
+    def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
+        self.inbox[author].append(msg)
+        if forward:  # gossip: what one seat was told, every seat is told (catches equivocation)
+            self._out.append(Send(None, msg.to_wire()))
+
+    def _accept_private(self, sender: int | None, msg: SignedMessage) -> None:
+        author = self.seat_of.get(msg.author)
+        if author is None or author == self.me:
+            raise ProtocolError("P-1.3", "a private message from a key that has no seat at this table")
+        if msg.body.get("to") != self.me:
+            raise ProtocolError("P-1.3", "a private message addressed to another seat")
+        tracker = self.private_in[author]
+        try:
+            if tracker.accept(msg) is Verdict.DUPLICATE:
+                return
+        except OutOfOrder:
+            raise ProtocolError("P-1.3", "a private message out of order (the sender resends)") from None
+        if msg.kind == "p.keys":
+            self._on_private_keys(author, msg)
+        elif msg.kind == "p.peek":
+            self._on_peek(author, msg)
+        else:
+            raise CheatDetected("P-1.3", f"unknown private message kind {msg.kind!r}", author)
+
+    def _pump_safely(self) -> None:
+        try:
+            self._pump()
+        except EquivocationDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
+        except CheatDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message)
+
+    def _pump(self) -> None:
+        """Handle queued messages, each author's in order, until none can go further now."""
+        progress = True
+        while progress and self.stage not in ("ended",):
+            progress = False
+            for seat in range(self.n):
+                queue = self.inbox[seat]
+                while queue and self.stage != "ended":
+                    msg = queue[0]
+                    try:
+                        done = self._handle(seat, msg)
+                    except CheatDetected as exc:
+                        queue.popleft()
+                        if isinstance(exc, EquivocationDetected):
+                            raise
+                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+                        return
+                    except RuleError as exc:
+                        queue.popleft()
+                        self._blame(seat, exc.rule, exc.message, (msg.to_json(),))
+                        return
+                    if not done:
+                        break
+                    queue.popleft()
+                    self.since = self.now
+                    progress = True
+
+    def _handle(self, seat: int, msg: SignedMessage) -> bool:
+        """Apply one message of `seat`; False when the table has not reached its point yet."""
+        if msg.kind == "blame":
+            self._on_blame(seat, msg)
+            return True
+        if msg.round > self.round_index:
+            return False
+        if msg.round < self.round_index:
+            stale = f"a {msg.kind!r} message of round {msg.round} in round {self.round_index}"
+            raise CheatDetected("P-1.3", stale, seat)
+        handler = {
+            "seed.commit": self._on_seed_commit,
+            "seed.reveal": self._on_seed_reveal,
+            "shuffle": self._on_shuffle,
+            "lock": self._on_lock,
+            "open": self._on_open,
+            "move": self._on_move,
+            "commit": self._on_commit,
+            "reveal": self._on_reveal,
+            "secrets": self._on_secrets,
+        }.get(msg.kind)
+        if handler is None:
+            raise CheatDetected("P-1.3", f"unknown message kind {msg.kind!r}", seat)
+        return handler(seat, msg)
+
+    # --- seed: the first dealer (P-3.2) ----------------------------------------------------------
+
+    def _on_seed_commit(self, seat: int, msg: SignedMessage) -> bool:
+        if self.stage != "seed" or seat in self.seed_commits:
+            raise CheatDetected("P-3.2", "a second seed commitment", seat)
+        self.seed_commits[seat] = Commitment.from_hex(msg.body.get("digest"))
+        if len(self.seed_commits) == self.n and self.my_seed is not None:
+            opening = self.my_seed
+            self._publish("seed.reveal", {"value": opening.value.hex(), "nonce": opening.nonce.hex()})
+        return True
+
+    def _on_seed_reveal(self, seat: int, msg: SignedMessage) -> bool:
+        if self.stage != "seed" or len(self.seed_commits) < self.n:
+            return False
+        opening = _opening(msg.body, seat)
+        verify_opening(self.seed_commits[seat], opening, SEED_TAG, self.settings.table, 0, seat)
+        self.seed_reveals[seat] = opening.value
+        if len(self.seed_reveals) == self.n:
+            seed = joint_random([self.seed_reveals[s] for s in range(self.n)])
+            self._start_round(draw_below(seed, self.n, "first dealer"))
+        return True
+
+    # --- dealing (P-4) ---------------------------------------------------------------------------
+
+    def _start_round(self, dealer: int) -> None:
+        layout = self.game.layout(self.full_state, dealer)
+        cards = self._card_tables.get(layout.deck)
+        if cards is None:
+            cards = self._card_tables[layout.deck] = CardTable(self.game.id, layout.deck)
+        ctx = DeckContext(self.settings.table, self.round_index, self.n, cards)
+        size = len(layout.deck)
+        self.round = _Round(
+            index=self.round_index,
+            dealer=dealer,
+            layout_hands=layout.hands,
+            table_positions=layout.table,
+            late_positions=layout.late_table,
+            ctx=ctx,
+            my_shuffle=ShuffleSecret.new(size),
+            my_lock=LockSecret.new(size),
+        )
+        self.stage = "deal"
+        if self.me == 0:
+            self._my_shuffle()
+
+    def _my_shuffle(self) -> None:
+        rd = self.round
+        assert rd is not None
+        deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
+        self._publish("shuffle", shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).to_json())
+
+    def _my_lock(self) -> None:
+        rd = self.round
+        assert rd is not None
+        deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
+        self._publish("lock", lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock).to_json())
+
+    def _on_shuffle(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if self.stage != "deal" or rd is None or len(rd.shuffles) < seat:
+            return False
+        if len(rd.shuffles) > seat:
+            raise CheatDetected("P-4.2", "a second shuffle pass", seat)
+        rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body))
+        if len(rd.shuffles) == self.n:
+            if self.me == 0:
+                self._my_lock()
+        elif len(rd.shuffles) == self.me:
+            self._my_shuffle()
+        return True
+
+    def _on_lock(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if self.stage != "deal" or rd is None or len(rd.shuffles) < self.n or len(rd.locks) < seat:
+            return False
+        if len(rd.locks) > seat:
+            raise CheatDetected("P-4.2", "a second lock pass", seat)
+        rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body))
+        if len(rd.locks) < self.n:
+            if len(rd.locks) == self.me:
+                self._my_lock()
+        else:
+            self._send_deal_keys()
+        return True
+
+    def _send_deal_keys(self) -> None:
+        """P-4.3: each seat's hand keys privately to it; the table cards' keys to everyone."""
+        rd = self.round
+        assert rd is not None
+        for seat, positions in enumerate(rd.layout_hands):
+            if seat == self.me:
+                continue
+            openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in positions]
+            self._send_private(seat, "p.keys", {"round": rd.index, "openings": openings})
+        openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in rd.table_positions]
+        self._publish("open", {"late": False, "openings": openings})
+        self._try_deal()
+
+    def _on_private_keys(self, seat: int, msg: SignedMessage) -> None:
+        rd = self.round
+        if rd is None or msg.body.get("round") != rd.index or len(rd.locks) < self.n:
+            raise ProtocolError("P-4.3", "hand keys that belong to no deal in progress (the sender resends)")
+        if seat in rd.keys_from:
+            raise CheatDetected("P-4.3", "a second set of hand keys", seat)
+        raw = msg.body.get("openings")
+        mine = rd.layout_hands[self.me]
+        if not isinstance(raw, list) or len(raw) != len(mine):
+            raise CheatDetected("P-4.3", f"hand keys must cover the {len(mine)} dealt positions", seat)
+        commitments = rd.locks[seat].commitments
+        for position, item in zip(mine, raw, strict=True):
+            opening = KeyOpening.from_json(rd.ctx, seat, item)
+            if opening.position != position:
+                raise CheatDetected("P-4.3", f"a key for position {opening.position} instead of {position}", seat)
+            check_key_opening(rd.ctx, opening, commitments)
+            rd.hand_keys.setdefault(position, {})[seat] = opening
+        rd.keys_from.add(seat)
+        self._try_deal()
+        self._pump()
+
+    def _on_open(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if rd is None or len(rd.locks) < self.n:
+            return False
+        late = msg.body.get("late") is True
+        positions = rd.late_positions if late else rd.table_positions
+        if late and self.game.expected(self.state).phase != "reveal":
+            return False
+        seen = rd.late_from if late else rd.opens_from
+        if seat in seen:
+            raise CheatDetected("P-4.3", "a second opening of the table cards", seat)
+        raw = msg.body.get("openings")
+        if not isinstance(raw, list) or len(raw) != len(positions):
+            raise CheatDetected("P-4.3", f"table keys must cover the {len(positions)} table positions", seat)
+        for position, item in zip(positions, raw, strict=True):
+            opening = KeyOpening.from_json(rd.ctx, seat, item)
+            if opening.position != position:
+                raise CheatDetected("P-4.3", f"a key for position {opening.position} instead of {position}", seat)
+            check_key_opening(rd.ctx, opening, rd.locks[seat].commitments)
+            rd.table_keys.setdefault(position, {})[seat] = opening
+        seen.add(seat)
+        if late:
+            self._try_late_reveal()
+        else:
+            self._try_deal()
+        return True
+
+    def _open(self, position: int, keys: Mapping[int, KeyOpening]) -> str:
+        rd = self.round
+        assert rd is not None
+        openings = [keys[s] for s in range(self.n)]
+        try:
+            code = open_position(rd.ctx, position, rd.final_points[position], openings, rd.commitments())
+        except CheatDetected as exc:
+            if exc.seat is None:  # certain cheating, author unknown: the audit will name it
+                self._abort_round(exc.message)
+                raise _Aborted() from exc
+            raise
+        return str(code)
+
+    def _try_deal(self) -> None:
+        rd = self.round
+        if rd is None or rd.dealt or self.stage != "deal":
+            return
+        others = {s for s in range(self.n) if s != self.me}
+        if not (others <= rd.keys_from and others <= rd.opens_from and self.me in rd.opens_from):
+            return
+        try:
+            for position in rd.layout_hands[self.me]:
+                keys = dict(rd.hand_keys[position])
+                keys[self.me] = key_opening(self.me, rd.my_lock, position)
+                rd.hand_keys[position] = keys
+                rd.my_cards[position] = self._open(position, keys)
+            for position in rd.table_positions:
+                rd.table_cards[position] = self._open(position, rd.table_keys[position])
+        except _Aborted:
+            return
+        cards: list[str | None] = [None] * rd.ctx.size
+        for position, code in {**rd.my_cards, **rd.table_cards}.items():
+            cards[position] = code
+        deal = self.game.deal_from_cards(self.full_state, rd.dealer, cards)
+        self.state = self.game.start_round(self.full_state, deal)
+        rd.dealt = True
+        self.stage = "play"
+        hand = tuple(rd.my_cards[p] for p in rd.layout_hands[self.me])
+        self._out.append(Dealt(rd.index, hand, tuple(rd.table_cards[p] for p in rd.table_positions)))
+        self._after_change()
+
+    def _try_late_reveal(self) -> None:
+        rd = self.round
+        assert rd is not None
+        if len(rd.late_from) < self.n:
+            return
+        try:
+            codes = [self._open(p, rd.table_keys[p]) for p in rd.late_positions]
+        except _Aborted:
+            return
+        for position, code in zip(rd.late_positions, codes, strict=True):
+            rd.table_cards[position] = code
+        self.state = self.game.reveal(self.state, codes)
+        self._after_change()
+
+    # --- play ------------------------------------------------------------------------------------
+
+    def _card_reference(self, card_json: object) -> JSONObject:
+        """What a hidden choice commits to: the deck position of a secret hand card, else the card."""
+        rd = self.round
+        assert rd is not None
+        code = str(card_json)
+        for position, held in rd.my_cards.items():
+            if held == code and position not in rd.used:
+                return {"pos": position}
+        return {"card": card_json}
+
+    def _wire_card(self, card_json: object) -> object:
+        """A card from this seat's hand as the wire carries it: position and every seat's key."""
+        reference = self._card_reference(card_json)
+        if "pos" not in reference:
+            return card_json
+        rd = self.round
+        assert rd is not None
+        position = reference["pos"]
+        assert isinstance(position, int)
+        keys = rd.hand_keys[position]
+        return {"pos": position, "keys": [keys[s].to_json() for s in range(self.n)]}
+
+    def _read_wire_card(self, seat: int, wire: object) -> object:
+        """The card a move names; a position is checked to be the mover's and opened (P-4.3)."""
+        if not isinstance(wire, dict):
+            return wire
+        rd = self.round
+        assert rd is not None
+        position = wire.get("pos")
+        keys = wire.get("keys")
+        if not isinstance(position, int) or isinstance(position, bool) or not isinstance(keys, list):
+            raise CheatDetected("P-4.3", "a card must be a deck position with every seat's key", seat)
+        if position not in rd.layout_hands[seat]:
+            raise CheatDetected("P-4.3", f"position {position} was not dealt to seat {seat}", seat)
+        if position in rd.used:
+            raise CheatDetected("P-4.3", f"position {position} was already played", seat)
+        if len(keys) != self.n:
+            raise CheatDetected("P-4.3", "a played card needs one key from every seat", seat)
+        try:
+            openings = {s: KeyOpening.from_json(rd.ctx, s, keys[s]) for s in range(self.n)}
+            for opening in openings.values():
+                if opening.position != position:
+                    raise CheatDetected("P-4.3", f"a key for position {opening.position} sent for {position}", seat)
+            code = self._open(position, openings)
+        except CheatDetected as exc:
+            # The mover forwards every seat's key (each checked against its author's public
+            # commitment), so a key that fails is the mover's doing, whoever's key it claims to be.
+            raise CheatDetected(exc.rule, f"seat {seat}'s card does not open: {exc.message}", seat) from exc
+        rd.used.add(position)
+        return _json_card(self.game.id, code)
+
+    def _check_step(self, seat: int, msg: SignedMessage) -> bool | None:
+        """None when the message is for the current step; False when for a later one."""
+        rd = self.round
+        step = msg.body.get("step")
+        if self.stage != "play" or rd is None:
+            return False
+        if not isinstance(step, int) or isinstance(step, bool):
+            raise CheatDetected("P-5.1", "a move without a step number", seat)
+        if step > rd.step:
+            return False
+        if step < rd.step:
+            raise CheatDetected("P-5.1", f"a move for step {step}, which is past (now {rd.step})", seat)
+        if msg.body.get("state") != self.state_hash():
+            raise CheatDetected("P-2.2", f"seat {seat}'s state hash differs from this table's (desync)", seat)
+        return None
+
+    def _on_move(self, seat: int, msg: SignedMessage) -> bool:
+        if (pending := self._check_step(seat, msg)) is not None:
+            return pending
+        rd = self.round
+        assert rd is not None
+        expected = self.game.expected(self.state)
+        if expected.phase == "reveal" or (rd.peeks_owed and seat in rd.peeks_owed.values()):
+            return False
+        if expected.phase != "move" or seat not in expected.seats:
+            raise CheatDetected("P-5.1", f"seat {seat} moved out of turn", seat)
+        if (self.game.id, expected.kind) in HIDDEN_KINDS:
+            raise CheatDetected("P-5.1", f"seat {seat} showed a choice that must be hidden ({expected.kind})", seat)
+        wire = msg.body.get("move")
+        if not isinstance(wire, dict) or wire.get("seat") != seat:
+            raise CheatDetected("P-5.1", "a move must be an object naming its own seat", seat)
+        move_json: JSONObject = dict(wire)
+        for name in HAND_CARD_FIELDS.get(self.game.id, ()):
+            if name in move_json:
+                move_json[name] = self._read_wire_card(seat, move_json[name])
+        self._apply(seat, move_json)
+        return True
+
+    def _apply(self, seat: int, move_json: JSONObject) -> None:
+        rd = self.round
+        assert rd is not None
+        try:
+            move = self.game.move_from_json(move_json)
+            self.state = self.game.apply(self.state, move)
+        except RuleError as exc:
+            raise CheatDetected(exc.rule, f"seat {seat}: {exc.message}", seat) from exc
+        rd.step += 1
+        rd.log.append(move_json)
+        self._out.append(Moved(seat, move_json))
+        self._after_change()
+
+    def _on_commit(self, seat: int, msg: SignedMessage) -> bool:
+        if (pending := self._check_step(seat, msg)) is not None:
+            return pending
+        rd = self.round
+        assert rd is not None
+        expected = self.game.expected(self.state)
+        mode = HIDDEN_KINDS.get((self.game.id, expected.kind))
+        if expected.phase != "move" or mode is None or seat not in expected.seats:
+            raise CheatDetected("P-5.1", f"seat {seat} committed to a choice nobody asked of it", seat)
+        if seat in rd.phase_commits:
+            raise CheatDetected("P-3.2", f"seat {seat} committed twice to one choice", seat)
+        hidden = _Hidden(seat, rd.step, expected.kind, Commitment.from_hex(msg.body.get("digest")), msg)
+        rd.phase_commits[seat] = hidden
+        if len(rd.phase_commits) < len(expected.seats):
+            return True
+        if mode == "round":
+            self._apply_round_hidden(expected.kind)
+        elif rd.my_choice is not None and self.me in rd.phase_commits:
+            _, opening = rd.my_choice
+            reference = decode(opening.value, 1 << 16)
+            body: JSONObject = {"step": rd.step, "value": opening.value.hex(), "nonce": opening.nonce.hex()}
+            if "pos" in reference:
+                position = reference["pos"]
+                assert isinstance(position, int)
+                body["keys"] = [rd.hand_keys[position][s].to_json() for s in range(self.n)]
+            self._publish("reveal", body)
+        return True
+
+    def _apply_round_hidden(self, kind: str) -> None:
+        """Every seat has committed (e.g. 6th Sense predictions): apply them in seat order; only
+        this seat's own card is known, the others' stay hidden until the audit (S-3.4)."""
+        rd = self.round
+        assert rd is not None
+        for seat in sorted(rd.phase_commits):
+            hidden = rd.phase_commits[seat]
+            if seat == self.me and rd.my_choice is not None:
+                move, opening = rd.my_choice
+                hidden.value = decode(opening.value, 1 << 16)
+                position = hidden.value.get("pos")
+                if isinstance(position, int):
+                    rd.used.add(position)
+                self.state = self.game.apply(self.state, move)
+            else:
+                move = self.game.move_from_json({"seat": seat, kind: None})
+                self.state = self.game.apply(self.state, move)
+            rd.hidden.append(hidden)
+            rd.log.append(hidden)
+            rd.step += 1
+            self._out.append(Moved(seat, {"seat": seat, kind: None}))
+        rd.phase_commits = {}
+        rd.my_choice = None
+        self._after_change()
+
+    def _on_reveal(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if rd is None or self.stage != "play":
+            return False
+        expected = self.game.expected(self.state)
+        step = msg.body.get("step")
+        if step != rd.step or len(rd.phase_commits) < len(expected.seats):
+            if isinstance(step, int) and step < rd.step:
+                raise CheatDetected("P-5.1", "a reveal for a past step", seat)
+            return False
+        hidden = rd.phase_commits.get(seat)
+        if hidden is None or seat in rd.phase_reveals:
+            raise CheatDetected("P-3.3", f"seat {seat} revealed a choice it did not commit to", seat)
+        opening = _opening(msg.body, seat)
+        verify_opening(hidden.commitment, opening, CHOICE_TAG, self.settings.table, rd.index, seat)
+        reference = decode(opening.value, 1 << 16)
+        hidden.value = reference
+        if "pos" in reference:
+            card = self._read_wire_card(seat, {"pos": reference["pos"], "keys": msg.body.get("keys")})
+        else:
+            card = reference.get("card")
+        rd.phase_reveals[seat] = str(card)
+        if len(rd.phase_reveals) == len(expected.seats):
+            kind = expected.kind
+            for mover in sorted(rd.phase_reveals):
+                self._apply(mover, {"seat": mover, kind: _json_card(self.game.id, rd.phase_reveals[mover])})
+            rd.phase_commits = {}
+            rd.phase_reveals = {}
+            rd.my_choice = None
+            self._after_change()
+        return True
+
+    def _after_change(self) -> None:
+        """After the engine state moved: peeks to answer, late cards to open, the round's end."""
+        rd = self.round
+        if rd is None:
+            return
+        expected = self.game.expected(self.state)
+        if expected.phase == "reveal" and not rd.late_sent:
+            rd.late_sent = True
+            openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in rd.late_positions]
+            self._publish("open", {"late": True, "openings": openings})
+        self._handle_peeks()
+        if expected.phase in ("audit", "deal", "over") and self.stage == "play":
+            self.stage = "audit"
+            self._publish_secrets()
+
+    def _handle_peeks(self) -> None:
+        """S-6.4 / P-4.5: the peeked seat opens its prediction commitment privately to the peeker."""
+        rd = self.round
+        assert rd is not None
+        peeks = getattr(getattr(self.state, "round", None), "peeks", ())
+        for peek in peeks[rd.peeks_seen :]:
+            if peek.target == self.me:
+                hidden = next((h for h in rd.hidden if h.seat == self.me), None)
+                if hidden is not None and hidden.value is not None:
+                    self._send_peek(peek.peeker, peek.trick, hidden)
+            elif peek.peeker == self.me:
+                rd.peeks_owed[peek.trick] = peek.target
+        rd.peeks_seen = len(peeks)
+
+    def _send_peek(self, peeker: int, trick: int, hidden: _Hidden) -> None:
+        rd = self.round
+        assert rd is not None and hidden.value is not None
+        opening = self.hidden_openings.get(hidden.step)
+        if opening is None:
+            return
+        body: JSONObject = {"trick": trick, "value": opening.value.hex(), "nonce": opening.nonce.hex()}
+        position = hidden.value.get("pos")
+        if isinstance(position, int):
+            body["keys"] = [rd.hand_keys[position][s].to_json() for s in range(self.n)]
+        self._send_private(peeker, "p.peek", body)
+
+    def _on_peek(self, seat: int, msg: SignedMessage) -> None:
+        rd = self.round
+        if rd is None:
+            raise ProtocolError("P-4.5", "a peek answer outside a round")
+        trick = msg.body.get("trick")
+        if not isinstance(trick, int) or rd.peeks_owed.get(trick) != seat:
+            raise CheatDetected("P-4.5", f"seat {seat} sent a peek answer nobody asked for", seat)
+        hidden = next((h for h in rd.hidden if h.seat == seat), None)
+        if hidden is None:
+            raise CheatDetected("P-4.5", "a peek answer for a prediction that was never committed", seat)
+        evidence = (msg.to_json(), hidden.message.to_json())
+        try:
+            opening = _opening(msg.body, seat)
+            verify_opening(hidden.commitment, opening, CHOICE_TAG, self.settings.table, rd.index, seat)
+            reference = decode(opening.value, 1 << 16)
+            card = self._read_wire_card(seat, {"pos": reference.get("pos"), "keys": msg.body.get("keys")})
+            position = reference.get("pos")
+            if isinstance(position, int):
+                rd.used.discard(position)  # the prediction card is still out of play, not played
+        except CheatDetected as exc:
+            why = f"the peek answer does not open seat {seat}'s prediction: {exc.message}"
+            self._blame(seat, "P-4.5", why, evidence)
+            return
+        del rd.peeks_owed[trick]
+        self._out.append(PeekResult(seat, str(card)))
+        self._pump()
+
+    # --- audit (P-5.2) ---------------------------------------------------------------------------
+
+    def _publish_secrets(self) -> None:
+        rd = self.round
+        assert rd is not None
+        if rd.secrets_sent:
+            return
+        rd.secrets_sent = True
+        openings = {
+            str(step): {"value": o.value.hex(), "nonce": o.nonce.hex()} for step, o in self.hidden_openings.items()
+        }
+        secrets_json = SeatSecrets(self.me, rd.my_shuffle, rd.my_lock).to_json()
+        self._publish("secrets", {"secrets": secrets_json, "openings": openings, "abort": rd.aborting})
+
+    def _abort_round(self, reason: str) -> None:
+        """A card opened to nothing: certain cheating whose author only the audit can name."""
+        rd = self.round
+        assert rd is not None
+        rd.aborting = True
+        self._out.append(Refused(None, "P-4.3", f"{reason}; every seat publishes its secrets to find who"))
+        self._publish_secrets()
+
+    def _on_secrets(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if rd is None or len(rd.locks) < self.n:
+            return False
+        if msg.body.get("abort") is True and not rd.aborting:
+            rd.aborting = True
+            self._publish_secrets()
+        if self.stage != "audit" and not rd.aborting:
+            return False
+        if seat in rd.secrets:
+            raise CheatDetected("P-5.2", "a second set of secrets", seat)
+        seat_secrets = SeatSecrets.from_json(rd.ctx, seat, msg.body.get("secrets"))
+        raw_openings = msg.body.get("openings")
+        if not isinstance(raw_openings, dict):
+            raise CheatDetected("P-5.2", "the openings of hidden choices are missing", seat)
+        openings: dict[int, Opening] = {}
+        for step, item in raw_openings.items():
+            if not step.isdigit():
+                raise CheatDetected("P-5.2", f"an opening for step {step!r}", seat)
+            openings[int(step)] = _opening(item, seat)
+        rd.secrets[seat] = (seat_secrets, openings)
+        if len(rd.secrets) == self.n:
+            self._audit()
+        return True
+
+    def _audit(self) -> None:
+        rd = self.round
+        assert rd is not None
+        secrets_list = [rd.secrets[s][0] for s in range(self.n)]
+        codes = tuple(str(c) for c in audit_deck(rd.ctx, rd.shuffles, rd.locks, secrets_list))
+        if rd.aborting:
+            raise CheatDetected("P-4.3", "a card opened to nothing, yet every pass reproduces", None)
+        for hidden in rd.hidden:
+            opening = rd.secrets[hidden.seat][1].get(hidden.step)
+            if opening is None:
+                why = f"seat {hidden.seat} never opened its {hidden.kind} commitment"
+                raise CheatDetected("P-3.3", why, hidden.seat)
+            verify_opening(hidden.commitment, opening, CHOICE_TAG, self.settings.table, rd.index, hidden.seat)
+            hidden.value = decode(opening.value, 1 << 16)
+        deal = self.game.deal_from_cards(self.full_state, rd.dealer, codes)
+        state = self.game.start_round(self.full_state, deal)
+        moves: list[JSONObject] = []
+        for entry in rd.log:
+            if isinstance(entry, _Hidden):
+                move_json = self._hidden_move(entry, codes)
+                seat = entry.seat
+            else:
+                move_json = entry
+                seat = int(str(entry["seat"]))
+            try:
+                state = self.game.apply(state, self.game.move_from_json(move_json))
+            except RuleError as exc:
+                raise CheatDetected(exc.rule, f"audit: seat {seat}: {exc.message}", seat) from exc
+            moves.append(move_json)
+        self.full_state = self.state = state
+        self.rounds.append(RoundRecord(self.game.deal_to_json(deal), tuple(moves)))
+        self._out.append(RoundAudited(rd.index, self.game.round_report(state)))
+        self.hidden_openings.clear()
+        self.round_index += 1
+        if self.game.expected(state).phase == "over":
+            self.stage = "over"
+            self.round = None
+            self._out.append(GameOver(self.record(), self.game.winners(state) or ()))
+            return
+        dealer = self.game.expected_dealer(state)
+        assert dealer is not None
+        self._start_round(dealer)
+
+    def _hidden_move(self, hidden: _Hidden, codes: Sequence[str]) -> JSONObject:
+        rd = self.round
+        assert rd is not None and hidden.value is not None
+        position = hidden.value.get("pos")
+        if "pos" in hidden.value:
+            if not isinstance(position, int) or position not in rd.layout_hands[hidden.seat]:
+                why = f"seat {hidden.seat}'s {hidden.kind} card (position {position}) was not in its hand"
+                raise CheatDetected("P-4.5", why, hidden.seat)
+            card = _json_card(self.game.id, codes[position])
+        else:
+            card = hidden.value.get("card")
+        return {"seat": hidden.seat, hidden.kind: card}
+
+    # --- blame -----------------------------------------------------------------------------------
+
+    def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None:
+        if self.stage == "ended":
+            return
+        blame = Blamed(seat, rule, message, evidence)
+        self.blame = blame
+        self._out.append(blame)
+        with contextlib.suppress(ProtocolError):  # the verdict stands even if it cannot be signed
+            self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(evidence)})
+        self.stage = "ended"
+
+    def _on_blame(self, seat: int, msg: SignedMessage) -> None:
+        """Another seat's verdict: adopted when its evidence proves it here too."""
+        accused = msg.body.get("seat")
+        evidence = msg.body.get("evidence")
+        rule = str(msg.body.get("rule"))
+        if not isinstance(accused, int) or not isinstance(evidence, list) or not 0 <= accused < self.n:
+            return
+        proof_ok = False
+        for item in evidence:
+            try:
+                if isinstance(item, dict) and set(item) == {"first", "second"}:
+                    verify_equivocation(Equivocation.from_json(item), self.settings.seats[accused])
+                    proof_ok = True
+                elif isinstance(item, dict) and rule in ("P-4.3", "P-4.4", "P-4.5"):
+                    proof_ok = proof_ok or self._private_evidence_holds(accused, SignedMessage.from_json(item))
+            except ProtocolError:
+                continue
+        if proof_ok:
+            self._blame(accused, rule, str(msg.body.get("message")), tuple(e for e in evidence if isinstance(e, dict)))
+
+
+    def _private_evidence_holds(self, accused: int, signed: SignedMessage) -> bool:
+        """Re-check a private message the accused signed (keys or a peek answer) against the
+        public commitments: true when it does not hold up, i.e. the blame is proven here too."""
+        signed.verify(self.settings.seats[accused])
+        rd = self.round
+        if rd is None or len(rd.locks) < self.n or signed.round != rd.index:
+            return False
+        if signed.kind == "p.keys":
+            raw = signed.body.get("openings")
+            to = signed.body.get("to")
+            if not isinstance(raw, list) or not isinstance(to, int) or not 0 <= to < self.n:
+                return True
+            try:
+                positions = rd.layout_hands[to]
+                if len(raw) != len(positions):
+                    return True
+                for position, item in zip(positions, raw, strict=True):
+                    opening = KeyOpening.from_json(rd.ctx, accused, item)
+                    if opening.position != position:
+                        return True
+                    check_key_opening(rd.ctx, opening, rd.locks[accused].commitments)
+            except CheatDetected:
+                return True
+            return False
+        if signed.kind == "p.peek":
+            hidden = next((h for h in rd.hidden if h.seat == accused), None)
+            if hidden is None:
+                return False
+            try:
+                reveal = _opening(signed.body, accused)
+                verify_opening(hidden.commitment, reveal, CHOICE_TAG, self.settings.table, rd.index, accused)
+                peeked = decode(reveal.value, 1 << 16).get("pos")
+                keys = signed.body.get("keys")
+                if not isinstance(peeked, int) or peeked not in rd.layout_hands[accused]:
+                    return True
+                if not isinstance(keys, list) or len(keys) != self.n:
+                    return True
+                key_openings = [KeyOpening.from_json(rd.ctx, s, keys[s]) for s in range(self.n)]
+                open_position(rd.ctx, peeked, rd.final_points[peeked], key_openings, rd.commitments())
+            except CheatDetected:
+                return True
+            return False
+        return False
+
+
+class _Aborted(Exception):
+    """Internal: the round is being aborted for an audit; stop the current step."""
+
+
+def _random_bytes() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def _opening(body: object, seat: int) -> Opening:
+    if not isinstance(body, Mapping):
+        raise CheatDetected("P-3.3", "an opening must be an object", seat)
+    try:
+        value = bytes.fromhex(str(body.get("value")))
+        nonce = bytes.fromhex(str(body.get("nonce")))
+        return Opening(value, nonce)
+    except (ValueError, ProtocolError) as exc:
+        raise CheatDetected("P-3.3", f"a malformed opening: {exc}", seat) from exc
+
+
+def _json_card(game_id: str, code: str | int) -> object:
+    """A card code as the game's moves write it (6 nimmt! numbers are JSON integers)."""
+    return int(code) if game_id == "take6" else str(code)
