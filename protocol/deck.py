@@ -41,7 +41,7 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import nacl.bindings as sodium
@@ -94,19 +94,23 @@ def _scalar_int(scalar: bytes) -> int:
     return int.from_bytes(scalar, "little")
 
 
-def random_scalar() -> bytes:
-    """A uniformly random non-zero scalar mod L, from `secrets`."""
+Entropy = Callable[[int], bytes]
+
+
+def random_scalar(entropy: Entropy = secrets.token_bytes) -> bytes:
+    """A uniformly random non-zero scalar mod L, from `secrets` (or the entropy given: tests)."""
     while True:
-        scalar = bytes(sodium.crypto_core_ed25519_scalar_reduce(secrets.token_bytes(64)))
+        scalar = bytes(sodium.crypto_core_ed25519_scalar_reduce(entropy(64)))
         if _scalar_int(scalar) != 0:
             return scalar
 
 
-def random_permutation(n: int) -> tuple[int, ...]:
-    """A uniformly random permutation of ``range(n)`` (Fisher–Yates with `secrets`)."""
+def random_permutation(n: int, entropy: Entropy | None = None) -> tuple[int, ...]:
+    """A uniformly random permutation of ``range(n)`` (Fisher–Yates with `secrets`, or with the
+    entropy given: 8 bytes per draw, so the bias mod i+1 <= 1024 is below 2**-50)."""
     items = list(range(n))
     for i in range(n - 1, 0, -1):
-        j = secrets.randbelow(i + 1)
+        j = secrets.randbelow(i + 1) if entropy is None else int.from_bytes(entropy(8), "big") % (i + 1)
         items[i], items[j] = items[j], items[i]
     return tuple(items)
 

@@ -37,6 +37,7 @@ from protocol.commitment import Commitment, Opening, commit, draw_below, joint_r
 from protocol.deck import (
     CardTable,
     DeckContext,
+    Entropy,
     KeyCommitments,
     KeyOpening,
     LockOutput,
@@ -49,6 +50,8 @@ from protocol.deck import (
     key_opening,
     lock_pass,
     open_position,
+    random_permutation,
+    random_scalar,
     shuffle_pass,
 )
 from protocol.encoding import canonical, decode, sha256_hex
@@ -232,6 +235,12 @@ class _Round:
     secrets: dict[int, tuple[SeatSecrets, dict[int, Opening]]] = field(default_factory=dict)
     secrets_sent: bool = False
     aborting: bool = False
+    abort_reason: str = ""
+
+    @staticmethod
+    def peeks_seen_tricks(state: Any) -> int:
+        """How many tricks this peer has seen end (a peek answer may only be for one of them)."""
+        return len(getattr(getattr(state, "round", None), "trick_winners", ()))
 
     @property
     def final_points(self) -> tuple[bytes, ...]:
@@ -247,7 +256,9 @@ class _Round:
 class TableSession:
     """One seat's view of one table, from the first shuffle to the game record."""
 
-    def __init__(self, settings: TableSettings, identity: Identity, now: float) -> None:
+    def __init__(
+        self, settings: TableSettings, identity: Identity, now: float, entropy: Entropy = secrets.token_bytes
+    ) -> None:
         peer_ids = [p.peer_id for p in settings.seats]
         if identity.peer_id not in peer_ids:
             raise ProtocolError("P-1.1", "this identity has no seat at the table")
@@ -255,6 +266,7 @@ class TableSession:
             raise ProtocolError("P-1.1", "one identity holds two seats")
         self.settings = settings
         self.identity = identity
+        self.entropy = entropy  # every secret this seat draws; `secrets` except in reproducible tests
         self.me = peer_ids.index(identity.peer_id)
         self.n = len(settings.seats)
         self.game: Game[Any, Any, Any, Any] = get_game(settings.game)
@@ -272,7 +284,8 @@ class TableSession:
         self.my_seq = 0
         self.my_prev = ZERO_DIGEST
         self.inbox: list[deque[SignedMessage]] = [deque() for _ in range(self.n)]
-        self.held: dict[tuple[str, int], SignedMessage] = {}
+        self.private_inbox: list[deque[SignedMessage]] = [deque() for _ in range(self.n)]
+        self.held: dict[tuple[str, int], SignedMessage] = {}  # (author or private channel, seq)
         self.full_state: Any = self.game.new_game(self.n, self.options)
         self.state: Any = self.full_state
         self.round_index = 0
@@ -295,22 +308,22 @@ class TableSession:
     def start(self, now: float) -> list[Output]:
         """Open the game: commit to this seat's share of the first dealer's seed (P-3.2)."""
         self.now = self.since = now
-        value = hashlib.sha256(self.identity.peer_id.encode() + _random_bytes()).digest()
-        commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, value)
+        value = self.entropy(32)
+        commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, value, self.entropy(32))
         self.my_seed = opening
         self._publish("seed.commit", {"digest": commitment.hex()})
-        return self._flush()
+        return self.drain()
 
     def receive(self, sender: int | None, data: bytes, now: float) -> list[Output]:
         """Bytes that arrived on the link from seat `sender` (None: not known)."""
         self.now = now
         if self.stage == "ended":
-            return self._flush()
+            return self.drain()
         try:
             msg = SignedMessage.from_wire(data)
         except ProtocolError as exc:
             self._out.append(Refused(sender, exc.rule, f"unreadable message: {exc.message}"))
-            return self._flush()
+            return self.drain()
         try:
             if msg.kind.startswith("p."):
                 self._accept_private(sender, msg)
@@ -323,7 +336,7 @@ class TableSession:
             self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
         except ProtocolError as exc:
             self._out.append(Refused(sender, exc.rule, exc.message))
-        return self._flush()
+        return self.drain()
 
     def decide(self, move: Any, now: float) -> list[Output]:
         """The local player's move; IllegalMove (nothing sent) if it is not one of `decision()`."""
@@ -336,7 +349,9 @@ class TableSession:
         move_json = self.game.move_to_json(move)
         if (self.game.id, kind) in HIDDEN_KINDS:
             value = self._card_reference(move_json[kind])
-            commitment, opening = commit(CHOICE_TAG, self.settings.table, rd.index, self.me, canonical(value))
+            commitment, opening = commit(
+                CHOICE_TAG, self.settings.table, rd.index, self.me, canonical(value), self.entropy(32)
+            )
             rd.my_choice = (move, opening)
             self.hidden_openings[rd.step] = opening
             self._publish("commit", {"step": rd.step, "state": self.state_hash(), "digest": commitment.hex()})
@@ -347,26 +362,26 @@ class TableSession:
                     wire[name] = self._wire_card(wire[name])
             self._publish("move", {"step": rd.step, "state": self.state_hash(), "move": wire})
         self._pump_safely()
-        return self._flush()
+        return self.drain()
 
     def tick(self, now: float) -> list[Output]:
         """Time passes: a step withheld past its limit is blamed on the seat that owes it (P-5.3)."""
         self.now = now
         waiting = self.waiting()
         if waiting is None or not waiting.seats:
-            return self._flush()
+            return self.drain()
         for seat in waiting.seats:
             gone = self.disconnected.get(seat)
             if gone is not None and now - gone > self.settings.reconnect_timeout:
                 self._blame(seat, "P-5.3", f"seat {seat} did not come back in time to {waiting.what}")
-                return self._flush()
+                return self.drain()
         limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
         if limit is not None and now - waiting.since > limit:
             if all(seat in self.disconnected for seat in waiting.seats):
-                return self._flush()  # the reconnect limit applies instead
+                return self.drain()  # the reconnect limit applies instead
             seat = next(s for s in waiting.seats if s not in self.disconnected)
             self._blame(seat, "P-5.3", f"seat {seat} withheld a step: {waiting.what}")
-        return self._flush()
+        return self.drain()
 
     def set_connected(self, seat: int, connected: bool, now: float) -> None:
         """The runner reports a seat's link going down or coming back."""
@@ -465,7 +480,9 @@ class TableSession:
         self.private_out[to] = (seq + 1, msg.digest())
         self._out.append(Send(to, msg.to_wire()))
 
-    def _flush(self) -> list[Output]:
+    def drain(self) -> list[Output]:
+        """Take the outputs queued so far (every public method returns them; tests acting as a seat
+        call this after driving the session by hand)."""
         out, self._out = self._out, []
         return out
 
@@ -481,10 +498,7 @@ class TableSession:
         try:
             verdict = self.tracker.accept(msg)
         except OutOfOrder:
-            held = sum(1 for key in self.held if key[0] == msg.author)
-            if held >= MAX_HELD:
-                raise ProtocolError("P-1.3", f"too many out-of-order messages from seat {author}") from None
-            self.held[(msg.author, msg.seq)] = msg
+            self._hold(author, msg)
             return
         if verdict is Verdict.DUPLICATE:
             return
@@ -510,13 +524,31 @@ class TableSession:
             if tracker.accept(msg) is Verdict.DUPLICATE:
                 return
         except OutOfOrder:
-            raise ProtocolError("P-1.3", "a private message out of order (the sender resends)") from None
+            self._hold(author, msg)
+            return
+        self.private_inbox[author].append(msg)
+        while (msg.table, tracker.next_seq(msg.author)) in self.held:
+            later = self.held.pop((msg.table, tracker.next_seq(msg.author)))
+            tracker.accept(later)
+            self.private_inbox[author].append(later)
+
+    def _hold(self, author: int, msg: SignedMessage) -> None:
+        """Keep a message that came before its author's earlier ones (a reordering transport)."""
+        held = sum(1 for key in self.held if key[0] == msg.table or key[0] == msg.author)
+        if held >= MAX_HELD:
+            raise ProtocolError("P-1.3", f"too many out-of-order messages from seat {author}")
+        self.held[(msg.table if msg.kind.startswith("p.") else msg.author, msg.seq)] = msg
+
+    def _handle_private(self, seat: int, msg: SignedMessage) -> bool:
+        if msg.round > self.round_index:
+            return False
+        if msg.round < self.round_index:
+            raise ProtocolError("P-1.3", f"a private {msg.kind!r} of past round {msg.round}: ignored")
         if msg.kind == "p.keys":
-            self._on_private_keys(author, msg)
-        elif msg.kind == "p.peek":
-            self._on_peek(author, msg)
-        else:
-            raise CheatDetected("P-1.3", f"unknown private message kind {msg.kind!r}", author)
+            return self._on_private_keys(seat, msg)
+        if msg.kind == "p.peek":
+            return self._on_peek(seat, msg)
+        raise ProtocolError("P-1.3", f"unknown private message kind {msg.kind!r} from seat {seat}: ignored")
 
     def _pump_safely(self) -> None:
         try:
@@ -531,12 +563,14 @@ class TableSession:
         progress = True
         while progress and self.stage not in ("ended",):
             progress = False
-            for seat in range(self.n):
-                queue = self.inbox[seat]
+            for seat, queue, handle in (
+                *((s, self.inbox[s], self._handle) for s in range(self.n)),
+                *((s, self.private_inbox[s], self._handle_private) for s in range(self.n)),
+            ):
                 while queue and self.stage != "ended":
                     msg = queue[0]
                     try:
-                        done = self._handle(seat, msg)
+                        done = handle(seat, msg)
                     except CheatDetected as exc:
                         queue.popleft()
                         if isinstance(exc, EquivocationDetected):
@@ -547,6 +581,10 @@ class TableSession:
                         queue.popleft()
                         self._blame(seat, exc.rule, exc.message, (msg.to_json(),))
                         return
+                    except ProtocolError as exc:
+                        queue.popleft()
+                        self._out.append(Refused(seat, exc.rule, exc.message))
+                        continue
                     if not done:
                         break
                     queue.popleft()
@@ -574,8 +612,8 @@ class TableSession:
             "reveal": self._on_reveal,
             "secrets": self._on_secrets,
         }.get(msg.kind)
-        if handler is None:
-            raise CheatDetected("P-1.3", f"unknown message kind {msg.kind!r}", seat)
+        if handler is None:  # a newer client's message, perhaps: refused, but nothing is lost
+            raise ProtocolError("P-1.3", f"unknown message kind {msg.kind!r} from seat {seat}: ignored")
         return handler(seat, msg)
 
     # --- seed: the first dealer (P-3.2) ----------------------------------------------------------
@@ -616,8 +654,11 @@ class TableSession:
             table_positions=layout.table,
             late_positions=layout.late_table,
             ctx=ctx,
-            my_shuffle=ShuffleSecret.new(size),
-            my_lock=LockSecret.new(size),
+            my_shuffle=ShuffleSecret(random_scalar(self.entropy), random_permutation(size, self.entropy)),
+            my_lock=LockSecret(
+                tuple(random_scalar(self.entropy) for _ in range(size)),
+                tuple(self.entropy(32) for _ in range(size)),
+            ),
         )
         self.stage = "deal"
         if self.me == 0:
@@ -676,10 +717,10 @@ class TableSession:
         self._publish("open", {"late": False, "openings": openings})
         self._try_deal()
 
-    def _on_private_keys(self, seat: int, msg: SignedMessage) -> None:
+    def _on_private_keys(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
-        if rd is None or msg.body.get("round") != rd.index or len(rd.locks) < self.n:
-            raise ProtocolError("P-4.3", "hand keys that belong to no deal in progress (the sender resends)")
+        if rd is None or len(rd.locks) < self.n:
+            return False
         if seat in rd.keys_from:
             raise CheatDetected("P-4.3", "a second set of hand keys", seat)
         raw = msg.body.get("openings")
@@ -695,7 +736,7 @@ class TableSession:
             rd.hand_keys.setdefault(position, {})[seat] = opening
         rd.keys_from.add(seat)
         self._try_deal()
-        self._pump()
+        return True
 
     def _on_open(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
@@ -732,7 +773,7 @@ class TableSession:
             code = open_position(rd.ctx, position, rd.final_points[position], openings, rd.commitments())
         except CheatDetected as exc:
             if exc.seat is None:  # certain cheating, author unknown: the audit will name it
-                self._abort_round(exc.message)
+                self._abort_round("P-4.3", exc.message)
                 raise _Aborted() from exc
             raise
         return str(code)
@@ -881,6 +922,12 @@ class TableSession:
         rd.step += 1
         rd.log.append(move_json)
         self._out.append(Moved(seat, move_json))
+        recent = rd.log[-self.n :]
+        if len(recent) == self.n and all(isinstance(e, dict) and e.get("pass") is True for e in recent):
+            # Every card not yet played is in some hand, so a whole round of passes means someone
+            # passed holding a playable card (X-2.4): only the audit can say who.
+            self._abort_round("P-5.2", "every seat passed in turn although cards are left: a pass was false")
+            return
         self._after_change()
 
     def _on_commit(self, seat: int, msg: SignedMessage) -> bool:
@@ -1009,12 +1056,14 @@ class TableSession:
             body["keys"] = [rd.hand_keys[position][s].to_json() for s in range(self.n)]
         self._send_private(peeker, "p.peek", body)
 
-    def _on_peek(self, seat: int, msg: SignedMessage) -> None:
+    def _on_peek(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
-        if rd is None:
-            raise ProtocolError("P-4.5", "a peek answer outside a round")
         trick = msg.body.get("trick")
-        if not isinstance(trick, int) or rd.peeks_owed.get(trick) != seat:
+        if rd is None or self.stage not in ("play", "audit") or not isinstance(trick, int):
+            raise CheatDetected("P-4.5", f"seat {seat} sent a peek answer outside a round's play", seat)
+        if rd.peeks_owed.get(trick) != seat:
+            if trick >= rd.peeks_seen_tricks(self.state):
+                return False  # the peeked seat is ahead of this one: the trick is not over here yet
             raise CheatDetected("P-4.5", f"seat {seat} sent a peek answer nobody asked for", seat)
         hidden = next((h for h in rd.hidden if h.seat == seat), None)
         if hidden is None:
@@ -1031,10 +1080,10 @@ class TableSession:
         except CheatDetected as exc:
             why = f"the peek answer does not open seat {seat}'s prediction: {exc.message}"
             self._blame(seat, "P-4.5", why, evidence)
-            return
+            return True
         del rd.peeks_owed[trick]
         self._out.append(PeekResult(seat, str(card)))
-        self._pump()
+        return True
 
     # --- audit (P-5.2) ---------------------------------------------------------------------------
 
@@ -1050,12 +1099,13 @@ class TableSession:
         secrets_json = SeatSecrets(self.me, rd.my_shuffle, rd.my_lock).to_json()
         self._publish("secrets", {"secrets": secrets_json, "openings": openings, "abort": rd.aborting})
 
-    def _abort_round(self, reason: str) -> None:
-        """A card opened to nothing: certain cheating whose author only the audit can name."""
+    def _abort_round(self, rule: str, reason: str) -> None:
+        """Certain cheating whose author only the audit can name: stop the round and audit it now."""
         rd = self.round
         assert rd is not None
         rd.aborting = True
-        self._out.append(Refused(None, "P-4.3", f"{reason}; every seat publishes its secrets to find who"))
+        rd.abort_reason = reason
+        self._out.append(Refused(None, rule, f"{reason}; every seat publishes its secrets to find who"))
         self._publish_secrets()
 
     def _on_secrets(self, seat: int, msg: SignedMessage) -> bool:
@@ -1088,8 +1138,6 @@ class TableSession:
         assert rd is not None
         secrets_list = [rd.secrets[s][0] for s in range(self.n)]
         codes = tuple(str(c) for c in audit_deck(rd.ctx, rd.shuffles, rd.locks, secrets_list))
-        if rd.aborting:
-            raise CheatDetected("P-4.3", "a card opened to nothing, yet every pass reproduces", None)
         for hidden in rd.hidden:
             opening = rd.secrets[hidden.seat][1].get(hidden.step)
             if opening is None:
@@ -1112,6 +1160,8 @@ class TableSession:
             except RuleError as exc:
                 raise CheatDetected(exc.rule, f"audit: seat {seat}: {exc.message}", seat) from exc
             moves.append(move_json)
+        if rd.aborting:
+            raise CheatDetected("P-5.2", f"{rd.abort_reason}, yet the audit finds no fault", None)
         self.full_state = self.state = state
         self.rounds.append(RoundRecord(self.game.deal_to_json(deal), tuple(moves)))
         self._out.append(RoundAudited(rd.index, self.game.round_report(state)))
@@ -1219,10 +1269,6 @@ class TableSession:
 
 class _Aborted(Exception):
     """Internal: the round is being aborted for an audit; stop the current step."""
-
-
-def _random_bytes() -> bytes:
-    return secrets.token_bytes(32)
 
 
 def _opening(body: object, seat: int) -> Opening:

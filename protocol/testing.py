@@ -20,7 +20,7 @@ from protocol.identity import Identity
 from protocol.session import Blamed, Event, GameOver, Output, Send, TableSession, TableSettings
 
 Chooser = Callable[[TableSession, random.Random], Any]
-SessionFactory = Callable[[TableSettings, Identity, float], TableSession]
+SessionFactory = Callable[..., TableSession]
 
 
 def random_chooser(session: TableSession, rng: random.Random) -> Any:
@@ -75,8 +75,9 @@ class Harness:
             step_timeout=step_timeout,
         )
         factories = factories or {}
+        # Each seat draws its secrets from its own seeded stream, so a run can be repeated exactly.
         self.sessions: list[TableSession] = [
-            factories.get(seat, TableSession)(self.settings, identity, 0.0)
+            factories.get(seat, TableSession)(self.settings, identity, 0.0, random.Random(seed * 1000 + seat).randbytes)
             for seat, identity in enumerate(self.identities)
         ]
         self.choosers: dict[int, Chooser] = dict(choosers or {})
@@ -108,6 +109,10 @@ class Harness:
             self._order += 1
             heapq.heappush(self._queue, _Delivery(self.now + delay, self._order, to, sender, data))
 
+    def flush(self, seat: int) -> None:
+        """Route whatever `seat`'s session has queued outside a call (a test acting as that seat)."""
+        self._route(seat, self.sessions[seat].drain())
+
     def inject(self, sender: int, to: int, data: bytes) -> None:
         """Put raw bytes on the wire from `sender` to `to` (hostile input in tests)."""
         self._order += 1
@@ -132,9 +137,15 @@ class Harness:
     def finished(self) -> bool:
         return all(s.stage in ("over", "ended") for s in self.sessions)
 
-    def run(self, until_rounds: int | None = None, max_deliveries: int = 200_000, max_idle_ticks: int = 3) -> None:
-        """Deliver, decide and tick until every session has ended (or nothing more happens), or
-        until every session still playing has confirmed `until_rounds` rounds."""
+    def run(
+        self,
+        until_rounds: int | None = None,
+        until: Callable[[Harness], bool] | None = None,
+        max_deliveries: int = 200_000,
+        max_idle_ticks: int = 3,
+    ) -> None:
+        """Deliver, decide and tick until every session has ended (or nothing more happens), until
+        every session still playing has confirmed `until_rounds` rounds, or until `until` holds."""
         if not self.delivered and not self._queue:
             self.start()
         idle = 0
@@ -142,6 +153,8 @@ class Harness:
             if until_rounds is not None and all(
                 len(s.rounds) >= until_rounds for s in self.sessions if s.stage != "ended"
             ):
+                return
+            if until is not None and until(self):
                 return
             if self._decide():
                 continue
