@@ -43,7 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic")
     play.add_argument("--record", type=Path, help="where to save the game record (default: current folder)")
+    play.add_argument("--plain", action="store_true", help="the plain-text loop instead of the full-screen table")
+    play.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     play.set_defaults(run=run_play)
+
+    from lanplay.netcli import add_network_commands
+
+    add_network_commands(sub)
     return parser
 
 
@@ -110,8 +116,16 @@ def run_play(args: argparse.Namespace) -> int:
     except RuleError as exc:
         print(f"bad option: {exc.message}", file=sys.stderr)
         return 2
-    record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout)
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
+    if not args.plain:
+        from lanplay.ui.app import play_local_table
+        from lanplay.ui.i18n import detect_lang
+
+        return play_local_table(
+            game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
+            record_dir=path.parent, record_name=path.name,
+        )
+    record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout)
     save_record(record, path)
     print(f"Game record saved to {path}")
     return 0

@@ -1,0 +1,337 @@
+"""The prompt_toolkit application: windows that read the model, keys that call its methods.
+
+The back end (a `LocalTable` now, the networked runner later) runs as a task beside the
+application; every change of the model calls `app.invalidate()`, so the screen redraws after
+back-end events and key presses alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.data_structures import Point
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Float,
+    FloatContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.output import Output
+from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import Frame
+
+from engine.api import Game
+from lanplay.ui import screens
+from lanplay.ui.model import TableModel
+
+STYLE = Style.from_dict(
+    {
+        "header": "reverse bold",
+        "label": "bold",
+        "disabled": "ansibrightblack",
+        "cursor": "reverse bold",
+        "button": "bold",
+        "error": "ansired bold",
+        "ok": "ansigreen",
+        "private": "ansicyan italic",
+        "audit": "ansigreen",
+        "status": "bold",
+        "status.mine": "bold ansiyellow",
+        "keys": "ansibrightblack",
+        "me": "bold",
+        "winner": "bold ansigreen",
+        "sep": "ansibrightblack",
+        # 6th Sense colours (S-1.2)
+        "card.r": "ansired bold",
+        "card.y": "ansiyellow bold",
+        "card.g": "ansigreen bold",
+        "card.b": "ansibrightblue bold",
+        "card.p": "ansimagenta bold",
+        # 6 nimmt! bullheads (T-1.1): the more, the louder
+        "bulls2": "ansicyan",
+        "bulls3": "ansiyellow",
+        "bulls5": "ansired",
+        "bulls7": "ansimagenta bold",
+        # Sixes suits (X-1.1)
+        "suit.o": "ansiyellow bold",
+        "suit.c": "ansired bold",
+        "suit.e": "ansibrightblue bold",
+        "suit.b": "ansigreen bold",
+    }
+)
+
+
+class Backend(Protocol):
+    async def run(self) -> Any: ...
+
+
+def _columns() -> int:
+    try:
+        return max(40, get_app().output.get_size().columns)
+    except Exception:  # no running application (a test rendering a layout by hand)
+        return screens.SCREEN_WIDTH
+
+
+def key_bindings(model: TableModel) -> KeyBindings:
+    kb = KeyBindings()
+    quitting = Condition(lambda: model.confirm_quit)
+    helping = Condition(lambda: model.show_help and not model.confirm_quit)
+    playing = Condition(lambda: not model.confirm_quit and not model.show_help)
+
+    def leave_if_asked(event: KeyPressEvent) -> None:
+        if model.quit_requested:
+            event.app.exit()
+
+    @kb.add("y", filter=quitting)
+    @kb.add("j", filter=quitting)
+    def _leave(event: KeyPressEvent) -> None:
+        model.answer_quit(True)
+        leave_if_asked(event)
+
+    @kb.add("n", filter=quitting)
+    @kb.add("escape", filter=quitting)
+    def _stay(event: KeyPressEvent) -> None:
+        model.answer_quit(False)
+
+    @kb.add("?", filter=helping)
+    @kb.add("escape", filter=helping)
+    @kb.add("enter", filter=helping)
+    def _close_help(event: KeyPressEvent) -> None:
+        model.toggle_help()
+
+    @kb.add("up", filter=helping)
+    def _help_up(event: KeyPressEvent) -> None:
+        model.scroll_help(-1)
+
+    @kb.add("down", filter=helping)
+    def _help_down(event: KeyPressEvent) -> None:
+        model.scroll_help(1)
+
+    @kb.add("?", filter=playing)
+    def _help(event: KeyPressEvent) -> None:
+        model.toggle_help()
+
+    @kb.add("q", filter=~quitting)
+    @kb.add("c-c")
+    def _quit(event: KeyPressEvent) -> None:
+        model.show_help = False
+        model.request_quit()
+        leave_if_asked(event)
+
+    @kb.add("left", filter=playing)
+    @kb.add("up", filter=playing)
+    @kb.add("h", filter=playing)
+    @kb.add("s-tab", filter=playing)
+    def _previous(event: KeyPressEvent) -> None:
+        model.move_cursor(-1)
+
+    @kb.add("right", filter=playing)
+    @kb.add("down", filter=playing)
+    @kb.add("l", filter=playing)
+    @kb.add("tab", filter=playing)
+    def _next(event: KeyPressEvent) -> None:
+        model.move_cursor(1)
+
+    @kb.add("enter", filter=playing)
+    @kb.add(" ", filter=playing)
+    def _confirm(event: KeyPressEvent) -> None:
+        model.confirm()
+
+    @kb.add("escape", filter=playing)
+    @kb.add("backspace", filter=playing)
+    def _back(event: KeyPressEvent) -> None:
+        model.back()
+
+    def digit_handler(index: int) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            model.choose(index)
+
+        return handler
+
+    for digit in "1234567890":
+        kb.add(digit, filter=playing)(digit_handler(int(digit) - 1 if digit != "0" else 9))
+
+    @kb.add("pageup")
+    def _log_back(event: KeyPressEvent) -> None:
+        model.scroll_log(5)
+
+    @kb.add("pagedown")
+    def _log_forward(event: KeyPressEvent) -> None:
+        model.scroll_log(-5)
+
+    return kb
+
+
+def build_layout(model: TableModel) -> Layout:
+    def control(render: Callable[[], StyleAndTextTuples], **kwargs: Any) -> FormattedTextControl:
+        return FormattedTextControl(render, focusable=False, show_cursor=False, **kwargs)
+
+    def table_width() -> int:
+        return _columns() - screens.SIDE_WIDTH - 1
+
+    def hand_lines() -> list[screens.Line]:
+        return screens.hand_area(model, _columns())
+
+    def log_text() -> StyleAndTextTuples:
+        return screens.join(screens.log_window(model, screens.SIDE_WIDTH)[0])
+
+    def log_cursor() -> Point:
+        # The window scrolls to keep this row in view: the newest line unless the reader scrolled back.
+        return Point(0, screens.log_window(model, screens.SIDE_WIDTH)[1])
+
+    header = Window(control(lambda: screens.join([screens.header(model, _columns())])), height=1)
+    table = Window(control(lambda: screens.join(screens.table_area(model, table_width()))), wrap_lines=False)
+    side = HSplit(
+        [
+            Window(
+                control(lambda: screens.join(screens.scores(model, screens.SIDE_WIDTH))),
+                height=lambda: Dimension.exact(len(model.players) + 1),
+            ),
+            Window(height=1, char="─", style="class:sep"),
+            Window(control(lambda: screens.join([screens.log_title(model)])), height=1),
+            Window(
+                control(log_text, get_cursor_position=log_cursor),
+                wrap_lines=False,
+            ),
+        ],
+        width=screens.SIDE_WIDTH,
+    )
+    hand = Window(
+        control(lambda: screens.join(hand_lines())),
+        height=lambda: Dimension.exact(min(12, len(hand_lines()))),
+        wrap_lines=False,
+    )
+    footer = Window(control(lambda: screens.join(screens.footer(model, _columns()))), height=3)
+    body = HSplit(
+        [
+            header,
+            VSplit([table, Window(width=1, char="│", style="class:sep"), side]),
+            Window(height=1, char="─", style="class:sep"),
+            hand,
+            footer,
+        ]
+    )
+
+    def dialog(
+        render: Callable[[], list[screens.Line]],
+        shown: Callable[[], bool],
+        right: int | None = None,
+        top: int | None = None,
+        width: int | None = None,
+    ) -> Float:
+        frame = Frame(Window(control(lambda: screens.join(render())), wrap_lines=True))
+        return Float(ConditionalContainer(frame, filter=Condition(shown)), right=right, top=top, width=width)
+
+    floats = [
+        # Over the side panel, so the last round's results (every prediction revealed) stay readable.
+        dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
+               right=0, top=1, width=screens.SIDE_WIDTH + 10),
+        dialog(lambda: screens.help_lines(model), lambda: model.show_help),
+        dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
+    ]
+    return Layout(FloatContainer(body, floats))
+
+
+def build_app(model: TableModel, *, input: Input | None = None, output: Output | None = None) -> Application[None]:
+    return Application(
+        layout=build_layout(model),
+        key_bindings=key_bindings(model),
+        style=STYLE,
+        full_screen=True,
+        mouse_support=True,
+        input=input,
+        output=output,
+    )
+
+
+async def run_table_app(
+    model: TableModel,
+    backend: Backend,
+    *,
+    input: Input | None = None,
+    output: Output | None = None,
+    app: Application[None] | None = None,
+) -> Any:
+    """Run the screen and the back end together until the player leaves; returns the back end's
+    result if it finished (the game's record for a `LocalTable`), else None."""
+    app = app or build_app(model, input=input, output=output)
+
+    def redraw() -> None:
+        app.invalidate()
+
+    model.listeners.append(redraw)
+    task = asyncio.ensure_future(backend.run())
+
+    def backend_done(done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            model.set_error("backend_failed", reason=str(done.exception()))
+
+    task.add_done_callback(backend_done)
+    try:
+        await app.run_async()
+    finally:
+        model.listeners.remove(redraw)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.cancelled() or task.exception() is not None:
+        return None
+    return task.result()
+
+
+def _login_name() -> str:
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):
+        login = ""
+    return login.capitalize()[:12] or "Player"
+
+
+def play_local_table(
+    game: Game[Any, Any, Any, Any],
+    options: Any,
+    *,
+    name: str,
+    bots: int,
+    bot_kind: str,
+    lang: str,
+    record_dir: Path,
+    record_name: str | None = None,
+    bot_delay: float | None = None,
+) -> int:
+    """`lanplay play`: one person against bots in the full-screen client; returns the exit status."""
+    from lanplay.ui.local_table import LocalTable, bot_delay_from_env
+
+    if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
+        name = _login_name()
+    players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
+    model = TableModel(game, players, 0, lang)
+    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
+    table = LocalTable(model, options, bot_kind=bot_kind, bot_delay=delay, record_dir=record_dir,
+                       record_name=record_name)
+    asyncio.run(run_table_app(model, table))
+    path = table.record_path if table.finished else table.save_record()
+    if path is not None:
+        print(model.text("record_saved", path=str(path)))
+    if model.game_over is not None and model.game_over.winners:
+        print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
+                         names=model.name_list(model.game_over.winners)))
+    sys.stdout.flush()
+    return 0

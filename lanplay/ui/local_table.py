@@ -1,0 +1,397 @@
+"""An in-process table: the engine, bots in every other seat, and one person at the model's seat.
+
+The engine runs with full knowledge here, but the model is fed as a networked peer's would be:
+`Game.view(state, my_seat)` only, events that say what the whole table may know (a prediction is
+"laid", never shown, until the round is scored; a take6 choice is "chosen" until the reveal), and a
+peek result only when this seat is the peeker. The narration works from engine values alone, so
+the networked runner can tell the same story from the states and reveals it receives.
+
+Shuffling uses a `random.Random` seeded from `secrets` (engine.playout.shuffled_deal); local games
+have nothing to audit, and say so rather than claim a check that was not made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import secrets
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.api import IllegalMove
+from engine.playout import shuffled_deal
+from engine.record import GameRecord, record_from_moves
+from lanplay.bots import Bot, make_bot
+from lanplay.ui.model import CONTINUE, Event, ResultRow, RoundResult, TableModel
+
+DEFAULT_BOT_DELAY = 0.3
+
+
+def bot_delay_from_env(default: float = DEFAULT_BOT_DELAY) -> float:
+    """LANPLAY_BOT_DELAY (seconds) lets tests and impatient players make bots answer at once."""
+    raw = os.environ.get("LANPLAY_BOT_DELAY")
+    if raw is None:
+        return default
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return default
+
+
+class LocalTable:
+    """Runs one game against bots and feeds `model`; the model's confirmed moves come back by `submit`."""
+
+    def __init__(
+        self,
+        model: TableModel,
+        options: Any,
+        *,
+        bot_kind: str = "heuristic",
+        bot_delay: float = DEFAULT_BOT_DELAY,
+        record_dir: Path | None = None,
+        record_name: str | None = None,
+        seed: int | None = None,
+        pause_between_rounds: bool = True,
+    ) -> None:
+        self.model = model
+        self.game = model.game
+        self.players = model.players
+        self.me = model.my_seat
+        self.options = options
+        self.bot_delay = bot_delay
+        self.record_dir = record_dir
+        self.record_name = record_name
+        self.pause_between_rounds = pause_between_rounds
+        self.rng = random.Random(seed if seed is not None else secrets.randbits(64))
+        self.bots: dict[int, Bot] = {
+            seat: make_bot(self.game.id, bot_kind, self.rng.randrange(1 << 30))
+            for seat in range(len(self.players))
+            if seat != self.me
+        }
+        self.state: Any = self.game.new_game(len(self.players), options)
+        self.rounds: list[tuple[Any, list[Any]]] = []
+        self.record_path: Path | None = None
+        self.finished = False
+        self._offered: tuple[Any, ...] = ()
+        self._human: asyncio.Future[Any] | None = None
+        self._continue: asyncio.Future[None] | None = None
+        model.submit = self.submit
+
+    # --- the model's side -------------------------------------------------------------------------
+    def submit(self, move: Any) -> None:
+        """A move the person confirmed; IllegalMove if it is not one offered now (the model shows why)."""
+        if move is CONTINUE:
+            if self._continue is None or self._continue.done():
+                raise IllegalMove("format", "no round is waiting to start")
+            self._continue.set_result(None)
+            return
+        if self._human is None or self._human.done():
+            raise IllegalMove("format", "no move is expected from you now")
+        if move not in self._offered:
+            raise IllegalMove("format", "that move is not one of the moves allowed now")
+        self._offered = ()
+        self._human.set_result(move)
+        self._update_waiting()
+
+    # --- the game loop ---------------------------------------------------------------------------
+    async def run(self) -> GameRecord:
+        game = self.game
+        while True:
+            expected = game.expected(self.state)
+            if expected.phase == "over":
+                break
+            if expected.phase == "deal":
+                self._deal()
+                continue
+            if expected.phase != "move":
+                raise RuntimeError(f"a full-knowledge game cannot be in phase {expected.phase!r}")
+            await self._collect(expected.seats)
+            if game.expected(self.state).phase in ("deal", "over"):
+                await self._round_over()
+        self.finished = True
+        self.save_record()
+        winners = game.winners(self.state) or ()
+        path = str(self.record_path) if self.record_path is not None else None
+        self.model.set_game_over(winners, game.totals(self.state), path)
+        return self.record()
+
+    def _deal(self) -> None:
+        game = self.game
+        deal = shuffled_deal(game, self.state, self.rng)
+        self.state = game.start_round(self.state, deal)
+        self.rounds.append((deal, []))
+        self.model.start_round(len(self.rounds))
+        self._show()
+        self.model.add_events(round_start_events(self.model, self.view(), len(self.rounds)))
+        self._update_waiting()
+
+    async def _collect(self, seats: Sequence[int]) -> None:
+        """Every listed seat's move. Simultaneous choices are applied as they come: each seat's view
+        hides the others' choices (T-3.1, S-3.1), so no bot can use another's."""
+        loop = asyncio.get_running_loop()
+        human_owes = self.me in seats
+        if human_owes:
+            self._human = loop.create_future()
+            self._offered = self.game.legal_moves(self.state, self.me)
+            self.model.set_decision(self._offered)
+        applied_human = False
+        for seat in seats:
+            if seat == self.me:
+                continue
+            if self.bot_delay:
+                await asyncio.sleep(self.bot_delay)
+            else:
+                await asyncio.sleep(0)  # let the screen and keys run between bot moves
+            if human_owes and not applied_human and self._human is not None and self._human.done():
+                self._apply(self._human.result())
+                applied_human = True
+            move = self.bots[seat].choose(self.game, self.game.view(self.state, seat), seat)
+            self._apply(move)
+        if human_owes and not applied_human:
+            assert self._human is not None
+            move = await self._human
+            self._apply(move)
+        self._human = None
+
+    def _apply(self, move: Any) -> None:
+        before = self.state
+        self.state = self.game.apply(before, move)
+        self.rounds[-1][1].append(move)
+        self._show()
+        self.model.add_events(move_events(self.model, before, move, self.state))
+        self._update_waiting()
+
+    def _update_waiting(self) -> None:
+        """Whom the table waits for, when it is not waiting for this seat's own decision."""
+        expected = self.game.expected(self.state)
+        others = [s for s in expected.seats if s != self.me] if expected.phase == "move" else []
+        self.model.set_waiting(others if not self.model.moves else ())
+
+    async def _round_over(self) -> None:
+        model = self.model
+        round_no = len(self.rounds)
+        result = round_result(model, self.state, round_no)
+        if result is not None:
+            model.add_round_result(result)
+        model.add_events(round_end_events(model, self.state))
+        model.set_audit(round_no, True, "audit_local")
+        if self.game.expected(self.state).phase == "over" or not self.pause_between_rounds:
+            return
+        self._continue = asyncio.get_running_loop().create_future()
+        model.ask_continue()
+        await self._continue
+        self._continue = None
+
+    # --- views and records ---------------------------------------------------------------------------
+    def view(self) -> Any:
+        return self.game.view(self.state, self.me)
+
+    def _show(self) -> None:
+        self.model.update_state(self.view(), len(self.rounds))
+
+    def record(self) -> GameRecord:
+        return record_from_moves(self.game, self.players, self.options, self.rounds)
+
+    def save_record(self) -> Path | None:
+        """Write the record (of the whole game, or of the rounds so far) into `record_dir`."""
+        if self.record_dir is None or not self.rounds:
+            return None
+        if self.record_path is None:
+            name = self.record_name or f"lanplay-{self.game.id}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+            self.record_path = (self.record_dir / name).resolve()
+        self.record_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.record_path.with_suffix(self.record_path.suffix + ".tmp")
+        tmp.write_text(self.record().dumps(), encoding="utf-8")
+        tmp.replace(self.record_path)
+        self.model.add_event("ev_record_saved", path=str(self.record_path))
+        return self.record_path
+
+
+# --- narration: engine values to public words --------------------------------------------------------
+
+
+def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Event]:
+    game_id = model.game.id
+    if game_id == "sixth-sense":
+        r = view.round
+        events = [Event("ev_round_start", {"round": round_no, "name": model.name(r.dealer)})]
+        if view.options.beginner:
+            events.append(Event("ev_no_trump"))
+        elif r.trump is None:
+            events.append(Event("ev_trump_late"))
+        else:
+            events.append(Event("ev_trump", {"colour": r.trump.colour}))
+        return events
+    if game_id == "take6":
+        rows = " | ".join(" ".join(str(c) for c in row) for row in view.rows)
+        return [Event("ev_round_start", {"round": round_no, "name": model.name(view.dealer)}),
+                Event("ev_t6_rows", {"rows": rows})]
+    dealer = view.round.dealer if getattr(view, "round", None) is not None else None
+    return [Event("ev_round_start", {"round": round_no, "name": model.name(dealer)})]
+
+
+def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+    """What the table learns from `move`; private results go to the model directly (a peek)."""
+    game_id = model.game.id
+    if game_id == "sixth-sense":
+        return _sixth_sense_events(model, before, move, after)
+    if game_id == "take6":
+        return _take6_events(model, before, move, after)
+    if game_id == "sixes":
+        return _sixes_events(model, before, move, after)
+    return []
+
+
+def _sixth_sense_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+    from engine.sixth_sense import Play, Predict, Split
+
+    me = model.my_seat
+    name = model.name(move.seat)
+    events: list[Event] = []
+    r0, r1 = before.round, after.round
+    if isinstance(move, Predict):
+        if move.seat == me:
+            assert move.card is not None
+            events.append(Event("ev_you_predicted", {"card": str(move.card)}))
+        else:
+            events.append(Event("ev_predicted", {"name": name}))  # S-3.4: never which card
+        if all(r1.predicted) and after.options.late_trump and not after.options.beginner and r1.trump is not None:
+            events.append(Event("ev_trump", {"colour": r1.trump.colour}))  # S-8.3
+        return events
+    if isinstance(move, Split):
+        return [Event("ev_split" if move.split else "ev_nosplit", {"name": name})]
+    assert isinstance(move, Play)
+    card = str(move.card)
+    if move.block is not None:
+        events.append(Event("ev_play_block", {"name": name, "card": card, "card2": str(move.block)}))
+    elif move.as_value is not None:
+        events.append(Event("ev_play_as", {"name": name, "card": card, "value": move.as_value}))
+    else:
+        events.append(Event("ev_play", {"name": name, "card": card}))
+    if len(r1.trick_winners) > len(r0.trick_winners):
+        trick_no = len(r1.trick_winners)
+        winner = r1.trick_winners[-1]
+        model.recent["last_trick"] = (trick_no, (*r0.trick, move), winner)
+        if winner is None:
+            events.append(Event("ev_trick_void", {"trick": trick_no}))
+        else:
+            events.append(Event("ev_trick_won", {"trick": trick_no, "name": model.name(winner)}))
+        for peek in r1.peeks[len(r0.peeks) :]:  # S-6.4: only the peeker learns the card
+            if peek.peeker == me:
+                prediction = r1.predictions[peek.target]
+                if prediction is not None:
+                    model.show_peek(peek.trick + 1, peek.target, str(prediction))
+            elif peek.target == me:
+                events.append(Event("ev_peek_you", {"name": model.name(peek.peeker)}))
+            else:
+                events.append(Event("ev_peek", {"name": model.name(peek.peeker), "name2": model.name(peek.target)}))
+    return events
+
+
+def _take6_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+    from engine.take6 import Pick, Play, TakeRow, row_bullheads
+
+    name = model.name(move.seat)
+    events: list[Event] = []
+    if isinstance(move, Pick):
+        return [Event("ev_pick", {"name": name, "card": move.card})]
+    if isinstance(move, TakeRow):
+        card, _ = before.pending[0]
+        bulls = row_bullheads(before.rows[move.row])
+        events.append(Event("ev_take_row", {"name": name, "card": card, "row": move.row + 1, "bulls": bulls}))
+        rows = list(before.rows)
+        rows[move.row] = (card,)
+        events.extend(placement_events(model, rows, before.pending[1:], after.options.profi))
+        return events
+    assert isinstance(move, Play)
+    # Who has chosen shows on the table (the "Chosen" line), not in the log: ten lines a turn would bury it.
+    if after.stage == "play" and after.turn == before.turn:
+        return events  # still waiting for other choices
+    # T-3.1: every card is revealed now; T-3.2: placed lowest first
+    chosen = [(card, seat) for seat, card in enumerate(before.chosen) if card is not None]
+    revealed = sorted([*chosen, (move.card, move.seat)])
+    model.recent["last_reveal"] = tuple(revealed)
+    shown = ", ".join(f"{model.name(seat)} {card}" for card, seat in revealed)
+    events.append(Event("ev_revealed", {"cards": shown}))
+    events.extend(placement_events(model, list(before.rows), revealed, after.options.profi))
+    return events
+
+
+def placement_events(
+    model: TableModel, rows: list[tuple[int, ...]], pending: Sequence[tuple[int, int]], profi: bool
+) -> list[Event]:
+    """T-3.3/T-3.4/T-5.3 told card by card, until a card that owes a row choice (T-3.5)."""
+    from engine.take6 import ROW_LIMIT, placement_target, row_bullheads
+
+    events: list[Event] = []
+    for card, seat in pending:
+        target = placement_target(rows, card, profi)
+        if target is None:
+            break
+        index, side = target
+        row = rows[index]
+        params = {"name": model.name(seat), "card": card, "row": index + 1}
+        if len(row) >= ROW_LIMIT:
+            events.append(Event("ev_sixth", {**params, "bulls": row_bullheads(row)}))
+            rows[index] = (card,)
+        elif side == "right":
+            events.append(Event("ev_placed", params))
+            rows[index] = (*row, card)
+        else:
+            events.append(Event("ev_placed_left", params))
+            rows[index] = (card, *row)
+    return events
+
+
+def _sixes_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+    from engine.sixes import Pass
+
+    name = model.name(move.seat)
+    if isinstance(move, Pass):
+        return [Event("ev_sx_pass" if before.chips[move.seat] > 0 else "ev_sx_pass_free", {"name": name})]
+    return [Event("ev_sx_play", {"name": name, "card": move.card})]
+
+
+def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
+    """The finished round in public words (S-7.1: every prediction is revealed now)."""
+    game_id = model.game.id
+    totals = model.game.totals(state)
+    rows: list[ResultRow] = []
+    if game_id == "sixth-sense":
+        r = state.round
+        if r is None or r.points is None:
+            return None
+        for seat in range(state.players):
+            prediction = r.predictions[seat]
+            detail = Event("ev_ss_result", {"name": model.name(seat), "card": str(prediction),
+                                            "tricks": r.tricks[seat], "points": r.points[seat]})
+            rows.append(ResultRow(seat, detail, r.points[seat], totals[seat]))
+    elif game_id == "take6":
+        for seat in range(state.players):
+            detail = Event("ev_t6_result", {"name": model.name(seat), "points": state.penalty[seat],
+                                            "total": totals[seat]})
+            rows.append(ResultRow(seat, detail, state.penalty[seat], totals[seat]))
+    elif game_id == "sixes":
+        r = state.round
+        for seat in range(state.players):
+            won = r.pot_won if r is not None and r.winner == seat else 0
+            rows.append(ResultRow(seat, Event("ev_sx_result", {"name": model.name(seat), "total": totals[seat]}),
+                                  won, totals[seat]))
+    else:
+        return None
+    return RoundResult(round_no, tuple(rows))
+
+
+def round_end_events(model: TableModel, state: Any) -> list[Event]:
+    events: list[Event] = []
+    if model.game.id == "sixes" and state.round is not None and state.round.winner is not None:
+        events.append(Event("ev_sx_out", {"name": model.name(state.round.winner), "pot": state.round.pot_won}))
+    result = model.round_results[-1] if model.round_results else None
+    if result is not None:
+        events.extend(Event(row.detail.key, row.detail.params) for row in result.rows)
+    totals = model.game.totals(state)
+    events.append(Event("ev_totals", {"totals": ", ".join(f"{model.name(s)} {t}" for s, t in enumerate(totals))}))
+    return events

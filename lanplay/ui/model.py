@@ -1,0 +1,502 @@
+"""The table as the terminal client shows it: a plain value that back ends feed and keys act on.
+
+Nothing here knows prompt_toolkit or where events come from (pyvim's model apart from layout):
+`LocalTable` feeds it from an in-process engine, the networked runner will feed it from the
+protocol. The model only ever holds what its seat may know: the back end hands it that seat's
+`Game.view`, public events, and private results (a peek) meant for this seat alone.
+
+Choosing a move is a small state machine over the legal moves the back end offers:
+the moves are grouped by what the player points at (a card, a row, a button); a group with several
+moves (the 6/9 card played as 6 or 9, a 0 played plain or blocking one of the trick's cards) asks a
+second question. Pointing at a card that has no legal move now is refused with the rule's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.api import Game, IllegalMove
+from lanplay.ui.i18n import t
+
+AnyGame = Game[Any, Any, Any, Any]
+
+
+class Continue:
+    """The move of a "next round" button: the back end waits for it between rounds."""
+
+    def __repr__(self) -> str:
+        return "CONTINUE"
+
+
+CONTINUE = Continue()
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A message id and its parameters: words are chosen at render time, in the model's language."""
+
+    key: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        return t(self.key, lang, **self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class Event(Msg):
+    """One line of the table's log."""
+
+    private: bool = False  # only this seat sees it (a peek result); shown marked in the log
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One thing the player can point at now. `moves` empty: visible but refused (`probe` explains)."""
+
+    kind: str  # "card", "row" or "button"
+    code: str  # the card's code, the row's index, or the button's message id
+    moves: tuple[Any, ...]
+    probe: Any = None  # a move whose refusal by the engine says why this choice is not allowed now
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.moves)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    seat: int
+    detail: Msg  # e.g. "predicted R3, won 3 tricks"
+    points: int  # this round's points (6th Sense), bullheads (6 nimmt!), chips won (Sixes)
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    round_no: int  # 1-based
+    rows: tuple[ResultRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PeekResult:
+    """S-6.4: what this seat saw when it peeked; never given to a model of another seat."""
+
+    trick: int  # 1-based
+    target: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    round_no: int
+    ok: bool
+    message: Msg
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    winners: tuple[int, ...]
+    totals: tuple[int, ...]
+    record_path: str | None
+    stopped: bool = False  # left before the end (a record of the rounds so far)
+
+
+Submit = Callable[[Any], None]
+
+
+class TableModel:
+    """Everything one seat's screen shows, and the actions its keys take."""
+
+    def __init__(
+        self,
+        game: AnyGame,
+        players: Sequence[str],
+        my_seat: int,
+        lang: str = "en",
+        submit: Submit | None = None,
+    ) -> None:
+        self.game = game
+        self.players = tuple(players)
+        self.my_seat = my_seat
+        self.lang = lang
+        self.submit = submit
+        self.view: Any = None
+        self.round_no = 0
+        # the decision
+        self.kind = ""
+        self.moves: tuple[Any, ...] = ()
+        self.choices: tuple[Choice, ...] = ()
+        self.question: Choice | None = None
+        self.cursor = 0
+        # what the table is doing
+        self.status: Msg | None = None
+        self.waiting: tuple[int, ...] = ()
+        self.reconnecting = False
+        self.error: Msg | None = None
+        self.log: list[Event] = []
+        self.log_scroll = 0  # lines scrolled back from the newest
+        self.round_results: list[RoundResult] = []
+        self.peeks: list[PeekResult] = []
+        self.audits: dict[int, Audit] = {}
+        self.recent: dict[str, Any] = {}  # what just happened on the table (the last trick, the last reveal)
+        self.game_over: GameOver | None = None
+        # screen state that belongs to the session, not the game
+        self.show_help = False
+        self.help_scroll = 0
+        self.confirm_quit = False
+        self.quit_requested = False
+        self.revision = 0
+        self.listeners: list[Callable[[], None]] = []
+
+    # --- change notification ---------------------------------------------------------------
+    def _changed(self) -> None:
+        self.revision += 1
+        for listener in list(self.listeners):
+            listener()
+
+    def text(self, key: str, **params: object) -> str:
+        return t(key, self.lang, **params)
+
+    def name(self, seat: int | None) -> str:
+        """A seat's player name; this seat is its own name too, so every line reads the same at every laptop."""
+        if seat is None:
+            return self.text("nobody")
+        return self.players[seat] if 0 <= seat < len(self.players) else f"#{seat}"
+
+    # --- methods the back end calls ----------------------------------------------------------
+    def update_state(self, view: Any, round_no: int | None = None) -> None:
+        """The seat's current view (`Game.view(state, my_seat)`); never another seat's or the full state."""
+        self.view = view
+        if round_no is not None:
+            self.round_no = round_no
+        if self.moves and self.kind != "continue":
+            self._rebuild_choices()
+        self._changed()
+
+    def start_round(self, round_no: int) -> None:
+        """A new deal: what belonged to the last round (the last trick, peeks) leaves the table."""
+        self.round_no = round_no
+        self.recent.clear()
+        self.peeks.clear()
+        self._changed()
+
+    def set_decision(self, moves: Sequence[Any], kind: str | None = None) -> None:
+        """The legal moves this seat must choose from now (empty: none)."""
+        self.moves = tuple(moves)
+        if kind is None:
+            kind = self.game.expected(self.view).kind if self.view is not None and self.moves else ""
+        self.kind = kind if self.moves else ""
+        self.question = None
+        self.cursor = -1
+        self._rebuild_choices()
+        if self.moves:
+            self.waiting = ()
+        self._changed()
+
+    def clear_decision(self) -> None:
+        self.set_decision(())
+
+    def ask_continue(self) -> None:
+        """Between rounds: one button; confirming it submits CONTINUE."""
+        self.set_decision((CONTINUE,), "continue")
+
+    def set_status(self, key: str | None, **params: object) -> None:
+        self.status = Msg(key, params) if key is not None else None
+        self._changed()
+
+    def set_waiting(self, seats: Sequence[int], reconnecting: bool = False) -> None:
+        """Whom the table waits for; `reconnecting`: their laptop dropped off and is expected back."""
+        self.waiting = tuple(seats)
+        self.reconnecting = reconnecting
+        self._changed()
+
+    def add_event(self, key: str, private: bool = False, **params: object) -> None:
+        self.add_events([Event(key, params, private)])
+
+    def add_events(self, events: Sequence[Event]) -> None:
+        if not events:
+            return
+        self.log.extend(events)
+        if self.log_scroll:
+            self.log_scroll += len(events)  # keep the lines the reader scrolled to in place
+        self._changed()
+
+    def set_recent(self, key: str, value: Any) -> None:
+        self.recent[key] = value
+        self._changed()
+
+    def add_round_result(self, result: RoundResult) -> None:
+        self.round_results.append(result)
+        self._changed()
+
+    def show_peek(self, trick: int, target: int, card: str) -> None:
+        """S-6.4: the peek result, for the peeker's model only."""
+        self.peeks.append(PeekResult(trick, target, card))
+        self.add_event("ev_peek_result", private=True, trick=trick, name=self.name(target), card=card)
+
+    def set_audit(self, round_no: int, ok: bool, key: str, **params: object) -> None:
+        audit = Audit(round_no, ok, Msg(key, {"round": round_no, **params}))
+        self.audits[round_no] = audit
+        self.add_events([Event(audit.message.key, audit.message.params)])
+
+    def set_error(self, key: str | None, **params: object) -> None:
+        self.error = Msg(key, params) if key is not None else None
+        self._changed()
+
+    def set_game_over(
+        self, winners: Sequence[int], totals: Sequence[int], record_path: str | None, stopped: bool = False
+    ) -> None:
+        self.game_over = GameOver(tuple(winners), tuple(totals), record_path, stopped)
+        self.moves, self.choices, self.kind, self.question = (), (), "", None
+        self.waiting = ()
+        self.confirm_quit = False
+        self._changed()
+
+    # --- methods keys call --------------------------------------------------------------------
+    @property
+    def options(self) -> tuple[Choice, ...]:
+        """What the cursor moves over now: the choices, or the second question's answers."""
+        if self.question is not None:
+            return second_question(self, self.question)
+        return self.choices
+
+    def move_cursor(self, delta: int) -> None:
+        options = self.options
+        if not options:
+            return
+        self.cursor = (self.cursor + delta) % len(options) if self.cursor >= 0 else 0
+        self._changed()
+
+    def choose(self, index: int) -> None:
+        """Point at option `index` (0-based: the digit keys) and confirm it."""
+        options = self.options
+        if not options:
+            if self.game_over is None:
+                self.set_error("not_your_turn")
+            return
+        if not 0 <= index < len(options):
+            self.set_error("no_such_choice", number=index + 1, count=len(options))
+            return
+        self.cursor = index
+        self.confirm()
+
+    def confirm(self) -> None:
+        options = self.options
+        if not options:
+            if self.game_over is None:
+                self.set_error("not_your_turn")
+            return
+        if not 0 <= self.cursor < len(options):
+            self.cursor = 0
+        option = options[self.cursor]
+        if not option.enabled:
+            self.error = refusal(self, option)
+            self._changed()
+            return
+        if self.question is None and len(option.moves) > 1:
+            self.question = option
+            self.cursor = 0
+            self.error = None
+            self._changed()
+            return
+        self._submit(option.moves[0])
+
+    def back(self) -> None:
+        """Leave the second question for the first."""
+        if self.question is not None:
+            code = self.question.code
+            self.question = None
+            self.cursor = next((i for i, c in enumerate(self.choices) if c.code == code), 0)
+            self._changed()
+
+    def _submit(self, move: Any) -> None:
+        if self.submit is None:
+            self.set_error("not_your_turn")
+            return
+        saved = (self.moves, self.kind, self.choices, self.question, self.cursor)
+        # Cleared first: a back end may offer the next decision from inside `submit`.
+        self.moves, self.kind, self.choices, self.question, self.cursor = (), "", (), None, -1
+        self.error = None
+        try:
+            self.submit(move)
+        except IllegalMove as exc:
+            self.moves, self.kind, self.choices, self.question, self.cursor = saved
+            self.error = Msg("refused", {"rule": exc.rule, "reason": exc.message})
+        self._changed()
+
+    def scroll_log(self, delta: int) -> None:
+        """Positive: back in time."""
+        self.log_scroll = max(0, min(len(self.log) - 1, self.log_scroll + delta)) if self.log else 0
+        self._changed()
+
+    def toggle_help(self) -> None:
+        self.show_help = not self.show_help
+        self.help_scroll = 0
+        self._changed()
+
+    def scroll_help(self, delta: int) -> None:
+        self.help_scroll = max(0, self.help_scroll + delta)
+        self._changed()
+
+    def request_quit(self) -> None:
+        """`q`: ask first while a game is on; after the game leave at once."""
+        if self.game_over is not None:
+            self.quit_requested = True
+        else:
+            self.confirm_quit = True
+        self._changed()
+
+    def answer_quit(self, leave: bool) -> None:
+        self.confirm_quit = False
+        self.quit_requested = leave
+        self._changed()
+
+    # --- what the screen says ----------------------------------------------------------------
+    def status_msg(self) -> Msg:
+        if self.game_over is not None:
+            return Msg("game_over_status")
+        if self.moves:
+            if self.question is not None:
+                return Msg("second_question", {"card": self.question.code})
+            return prompt_msg(self)
+        if self.waiting:
+            names = self.name_list(self.waiting)
+            return Msg("waiting_reconnect" if self.reconnecting else "waiting_for", {"names": names})
+        if self.status is not None:
+            return self.status
+        return Msg("status_idle")
+
+    def name_list(self, seats: Sequence[int]) -> str:
+        names = [self.name(s) for s in seats]
+        if len(names) <= 1:
+            return "".join(names)
+        return self.text("and_list", first=", ".join(names[:-1]), last=names[-1])
+
+    def _rebuild_choices(self) -> None:
+        if not self.moves:
+            self.choices = ()
+            self.question = None
+            self.cursor = -1
+            return
+        old = self.options[self.cursor].code if 0 <= self.cursor < len(self.options) else None
+        self.choices = build_choices(self)
+        if self.question is not None:
+            return
+        codes = [c.code for c in self.choices]
+        if old in codes:
+            self.cursor = codes.index(old)
+        else:
+            self.cursor = next((i for i, c in enumerate(self.choices) if c.enabled), 0)
+
+
+# --- choices per game ---------------------------------------------------------------------------
+
+
+def build_choices(model: TableModel) -> tuple[Choice, ...]:
+    moves, view, seat = model.moves, model.view, model.my_seat
+    if model.kind == "continue":
+        return (Choice("button", "next_round", moves),)
+    game_id = model.game.id
+    if game_id == "sixth-sense":
+        return _sixth_sense_choices(view, seat, moves)
+    if game_id == "take6":
+        return _take6_choices(view, seat, moves)
+    if game_id == "sixes":
+        return _sixes_choices(view, seat, moves)
+    return tuple(Choice("button", "move_text", (m,), params={"text": str(m)}) for m in moves)
+
+
+def _sixth_sense_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    from engine.sixth_sense import SIX_NINE, Play, Split
+
+    if moves and isinstance(moves[0], Split):
+        return tuple(Choice("button", "split_yes" if m.split else "split_no", (m,)) for m in moves)
+    hand = view.round.hands[seat] if view is not None and view.round is not None else None
+    cards = hand if hand is not None else tuple(dict.fromkeys(m.card for m in moves))
+    out = []
+    for card in cards:
+        of_card = tuple(m for m in moves if m.card is card)
+        probe = Play(seat, card, SIX_NINE if card.value == SIX_NINE else None)
+        out.append(Choice("card", card.code, of_card, probe))
+    return tuple(out)
+
+
+def _take6_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    from engine.take6 import Pick, TakeRow
+
+    if moves and isinstance(moves[0], TakeRow):
+        return tuple(Choice("row", str(m.row), (m,)) for m in moves)
+    if moves and isinstance(moves[0], Pick):
+        return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+    return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+
+
+def _sixes_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    from engine.sixes import Pass, Play
+
+    hand = view.round.hands[seat] if view is not None and view.round is not None else None
+    plays = {m.card: m for m in moves if isinstance(m, Play)}
+    out = [Choice("card", card, (plays[card],) if card in plays else (), Play(seat, card)) for card in hand or ()]
+    out.extend(Choice("button", "pass_button", (m,)) for m in moves if isinstance(m, Pass))
+    return tuple(out)
+
+
+def second_question(model: TableModel, group: Choice) -> tuple[Choice, ...]:
+    """The answers for a card with several moves: 6/9 as 6 or 9 (S-6.3), a 0 plain or blocking (S-6.1)."""
+    out = []
+    for move in group.moves:
+        as_value = getattr(move, "as_value", None)
+        block = getattr(move, "block", None)
+        if as_value is not None:
+            out.append(Choice("button", "as_value", (move,), params={"value": as_value}))
+        elif block is not None:
+            owner = next((p.seat for p in model.view.round.trick if p.card is block), None)
+            out.append(Choice("button", "block_card", (move,), params={"name": model.name(owner), "card": str(block)}))
+        elif hasattr(move, "block"):
+            out.append(Choice("button", "plain_zero", (move,)))
+        else:
+            out.append(Choice("button", "move_text", (move,), params={"text": str(move)}))
+    return tuple(out)
+
+
+def prompt_msg(model: TableModel) -> Msg:
+    kind, game_id = model.kind, model.game.id
+    if kind == "continue":
+        return Msg("round_over_continue")
+    if game_id == "sixth-sense":
+        return Msg({"predict": "your_turn_predict", "split": "your_turn_split"}.get(kind, "your_turn_play"))
+    if game_id == "take6":
+        if kind == "take_row":
+            pending = model.view.pending if model.view is not None else ()
+            return Msg("your_turn_take_row", {"card": pending[0][0] if pending else "?"})
+        if kind == "pick":
+            return Msg("your_turn_pick")
+        return Msg("your_turn_choose")
+    if game_id == "sixes":
+        if all(not c.enabled for c in model.choices if c.kind == "card"):
+            return Msg("your_turn_pass")
+        return Msg("your_turn_play_sixes")
+    return Msg("your_turn", {"name": model.name(model.my_seat)})
+
+
+def refusal(model: TableModel, option: Choice) -> Msg:
+    """Why `option` is not allowed now, in the player's words where the rule is a common one."""
+    if option.probe is None or model.view is None:
+        return Msg("not_allowed_now")
+    try:
+        model.game.apply(model.view, option.probe)
+    except IllegalMove as exc:
+        if exc.rule == "S-4.2":
+            from engine.sixth_sense import required_colour
+
+            colour = required_colour(model.view.round.trick) or "?"
+            return Msg("refuse_follow", {"card": option.code, "colour": colour, "rule": exc.rule})
+        if exc.rule == "X-2.3":
+            return Msg("refuse_no_fit", {"card": option.code, "rule": exc.rule})
+        if exc.rule == "X-2.2":
+            return Msg("refuse_open_o6", {"card": option.code, "rule": exc.rule})
+        return Msg("refused", {"rule": exc.rule, "reason": exc.message})
+    return Msg("not_allowed_now")

@@ -1,0 +1,164 @@
+"""The 6th Sense table: trump, the trick as it is played (blocked cards marked), who has predicted
+(never what), my prediction, a peek I made, and every prediction once the round is scored (S-7.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.sixth_sense import ROUNDS, SIX_NINE, Play, SixthSenseState
+from lanplay.ui.model import TableModel
+from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line
+
+
+def card_look(code: str) -> tuple[str, str]:
+    colour, value = code[0], code[1:]
+    return f"class:card.{colour.lower()}", f"{colour}6/9" if value == str(SIX_NINE) else code
+
+
+def _card(code: str, extra: str = "") -> tuple[str, str]:
+    style, text = card_look(code)
+    return (f"{style} {extra}".strip(), text)
+
+
+def _play_text(play: Play) -> str:
+    text = card_look(play.card.code)[1]
+    return f"{text}={play.as_value}" if play.as_value is not None else text
+
+
+def header_detail(model: TableModel) -> str:
+    view: SixthSenseState = model.view
+    r = view.round
+    parts = []
+    if view.rounds_started:
+        if view.options.target is None:
+            parts.append(model.text("round_of", round=view.rounds_started, rounds=ROUNDS[view.players]))
+        else:
+            parts.append(model.text("round_n", round=view.rounds_started) + f" (→{view.options.target})")
+    if r is not None:
+        parts.append(model.text("dealer", name=model.name(r.dealer)))
+    return " · ".join(parts)
+
+
+def _trump_line(model: TableModel) -> Line:
+    view: SixthSenseState = model.view
+    r = view.round
+    label = ("class:label", model.text("trump") + ": ")
+    if view.options.beginner:
+        return [label, ("", model.text("trump_none"))]
+    if r is None or r.trump is None:
+        return [label, ("class:disabled", model.text("trump_hidden"))]
+    colour = r.trump.colour
+    return [label, (f"class:card.{colour.lower()} reverse", f" {colour} "), ("", " " + model.text(f"colour_{colour}")),
+            ("class:disabled", f"  ({r.trump.code})")]
+
+
+def table_area(model: TableModel, width: int) -> Lines:
+    view: SixthSenseState = model.view
+    r = view.round
+    lines: Lines = [_trump_line(model), text_line("")]
+    if r is None:
+        return lines
+    if r.points is not None:
+        return lines + _results(model)
+    names = max(len(model.name(s)) for s in range(view.players))
+    if all(r.predicted):
+        trick_no = len(r.trick_winners) + 1
+        lines.append([("class:label", model.text("trick_n", trick=trick_no)),
+                      ("", " · " + model.text("leads", name=model.name(r.leader)))])
+        blocked = {p.block for p in r.trick if p.block is not None}
+        for play in r.trick:
+            row: Line = [("", f"  {model.name(play.seat):<{names}}  ")]
+            if play.card in blocked:
+                row += [_card(play.card.code, "strike class:disabled"), ("class:disabled", " " + model.text("blocked"))]
+            else:
+                row.append((card_look(play.card.code)[0], _play_text(play)))
+                if play.block is not None:
+                    row.append(("class:disabled", " " + model.text("blocks", card=play.block.code)))
+            lines.append(row)
+        for offset in range(len(r.trick), view.players):
+            seat = (r.leader + offset) % view.players
+            mark = "▸" if offset == len(r.trick) else "·"
+            lines.append([("", f"  {model.name(seat):<{names}}  "), ("class:disabled", mark)])
+    lines.extend(_last_trick(model, width))
+    if not all(r.predicted):  # once everyone has predicted the marks say nothing new
+        predicted: list[Line] = [[("class:label", model.text("predicted_label") + ":")]]
+        for seat in range(view.players):
+            done = r.predicted[seat]
+            predicted.append([("class:ok" if done else "class:disabled", f"{'✓' if done else '·'}{model.name(seat)}")])
+        lines.extend(flow(predicted, width))
+    mine = r.predictions[model.my_seat]
+    if mine is not None:
+        lines.append([("", model.text("your_prediction", card="")), _card(mine.code)])
+    else:
+        lines.append(text_line(model.text("your_prediction_none"), "class:disabled"))
+    for peek in model.peeks:
+        lines.append(text_line(model.text("peek_line", trick=peek.trick, name=model.name(peek.target),
+                                          card=peek.card), "class:private"))
+    return lines
+
+
+def _last_trick(model: TableModel, width: int) -> Lines:
+    last: Any = model.recent.get("last_trick")
+    if last is None:
+        return []
+    trick_no, plays, winner = last
+    title = model.text("last_trick", name=model.name(winner)) if winner is not None else model.text("last_trick_void")
+    blocked = {p.block for p in plays if p.block is not None}
+    items: list[Line] = [[("class:label", f"{title} ({trick_no}):")]]
+    for play in plays:
+        extra = "strike class:disabled" if play.card in blocked or play.block is not None else ""
+        items.append([("class:disabled", model.name(play.seat)[:8] + " "),
+                      (f"{card_look(play.card.code)[0]} {extra}".strip(), _play_text(play))])
+    return flow(items, width, gap=2)
+
+
+def _results(model: TableModel) -> Lines:
+    view: SixthSenseState = model.view
+    r = view.round
+    assert r is not None and r.points is not None
+    names = max(6, *(len(model.name(s)) for s in range(view.players)))
+    lines: Lines = [text_line(model.text("round_results", round=view.rounds_started), "class:label")]
+    lines.append(text_line(
+        f" {'':<{names}} {model.text('col_prediction'):>6} {model.text('col_tricks'):>6}"
+        f" {model.text('col_points'):>5} {model.text('col_total'):>6}", "class:disabled"))
+    for seat in range(view.players):
+        prediction = r.predictions[seat]
+        code = prediction.code if prediction is not None else "?"
+        shown = card_look(code)[1] if prediction is not None else "?"
+        lines.append([
+            ("", f" {model.name(seat):<{names}} "),
+            (card_look(code)[0] if prediction is not None else "", f"{shown:>6}"),
+            ("", f" {r.tricks[seat]:>6} "),
+            ("class:ok" if r.points[seat] > 0 else "class:error" if r.points[seat] < 0 else "",
+             f"{r.points[seat]:>+5}"),
+            ("", f" {view.totals[seat]:>6}"),
+        ])
+    for peek in model.peeks:
+        lines.append(text_line(model.text("peek_line", trick=peek.trick, name=model.name(peek.target),
+                                          card=peek.card), "class:private"))
+    return lines
+
+
+def scores(model: TableModel, width: int) -> Lines:
+    view: SixthSenseState | None = model.view
+    if view is None:
+        return []
+    r = view.round
+    names = width - 15
+    lines: Lines = [text_line(
+        f"{model.text('scores'):<{names}} {model.text('col_tricks')[:6]:>6} {model.text('col_total')[:6]:>6}",
+        "class:label")]
+    for seat in range(view.players):
+        tricks = r.tricks[seat] if r is not None else 0
+        mark = "✓" if r is not None and r.predicted[seat] and r.points is None else " "
+        style = "class:me" if seat == model.my_seat else ""
+        name = f"{me_mark(model, seat)}{model.name(seat)[: names - 1]}"
+        lines.append(text_line(f"{name:<{names}} {mark}{tricks:>5} {view.totals[seat]:>6}", style))
+    return lines
+
+
+def hand_area(model: TableModel, width: int) -> Lines:
+    view: SixthSenseState | None = model.view
+    r = view.round if view is not None else None
+    hand = r.hands[model.my_seat] if r is not None else None
+    return hand_with_options(model, [c.code for c in hand or ()], width)

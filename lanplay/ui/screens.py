@@ -1,0 +1,297 @@
+"""What the table looks like: pure functions from a `TableModel` to styled lines.
+
+Each part of the screen (header, table, side panel, hand, footer, dialogs) is a list of lines of
+prompt_toolkit fragments; app.py puts them in windows, tests join them to text (`screen_text`).
+The game-specific table and hand live in render_<game>.py. Widths are planned for 80×24: the
+table takes what the side panel (scores and log, `SIDE_WIDTH`) leaves.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
+from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
+
+from lanplay.ui.i18n import rules_summary
+from lanplay.ui.model import Choice, TableModel
+
+Line = list[OneStyleAndTextTuple]
+Lines = list[Line]
+
+SIDE_WIDTH = 27
+SCREEN_WIDTH = 80
+TABLE_WIDTH = SCREEN_WIDTH - SIDE_WIDTH - 1
+
+
+def join(lines: Sequence[Line]) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = []
+    for index, line in enumerate(lines):
+        if index:
+            out.append(("", "\n"))
+        out.extend(line)
+    return out
+
+
+def plain(lines: Sequence[Line]) -> str:
+    return "\n".join("".join(fragment[1] for fragment in line) for line in lines)
+
+
+def line_width(line: Line) -> int:
+    return sum(len(fragment[1]) for fragment in line)
+
+
+def text_line(text: str, style: str = "") -> Line:
+    return [(style, text)]
+
+
+def wrap_text(text: str, width: int, style: str = "", indent: str = "") -> Lines:
+    return [text_line(part, style) for part in textwrap.wrap(text, width, subsequent_indent=indent) or [""]]
+
+
+def flow(items: Sequence[Line], width: int, gap: int = 1, indent: int = 0) -> Lines:
+    """Lay items (each a short run of fragments) left to right, wrapping at `width`."""
+    lines: Lines = []
+    current: Line = [("", " " * indent)] if indent else []
+    used = indent
+    for item in items:
+        size = line_width(item)
+        if used > indent and used + gap + size > width:
+            lines.append(current)
+            current, used = ([("", " " * indent)] if indent else []), indent
+        if used > indent:
+            current.append(("", " " * gap))
+            used += gap
+        current.extend(item)
+        used += size
+    if current and used > indent:
+        lines.append(current)
+    return lines
+
+
+def me_mark(model: TableModel, seat: int) -> str:
+    """Marks this seat's own line in the score tables."""
+    return "▶" if seat == model.my_seat else " "
+
+
+def clicker(model: TableModel, index: int) -> Callable[[MouseEvent], None]:
+    """A mouse handler that chooses option `index` on a click (prompt_toolkit calls it with the event)."""
+
+    def handler(event: MouseEvent) -> None:
+        if event.event_type == MouseEventType.MOUSE_UP:
+            model.choose(index)
+
+    return handler
+
+
+# --- per-game pieces ------------------------------------------------------------------------------
+
+
+def _renderer(model: TableModel) -> Any:
+    game_id = model.game.id
+    if game_id == "sixth-sense":
+        from lanplay.ui import render_sixth_sense
+
+        return render_sixth_sense
+    if game_id == "take6":
+        from lanplay.ui import render_take6
+
+        return render_take6
+    from lanplay.ui import render_sixes
+
+    return render_sixes
+
+
+def card_fragment(model: TableModel, code: str, style: str = "") -> OneStyleAndTextTuple:
+    card_style, text = _renderer(model).card_look(code)
+    return (f"{card_style} {style}".strip(), text)
+
+
+def option_item(model: TableModel, index: int, option: Choice) -> Line:
+    """One option as the player points at it: a card in its colours or a button; the cursor reverses it."""
+    selected = index == model.cursor
+    style = "class:cursor" if selected else ""
+    if not option.enabled:
+        style = f"{style} class:disabled".strip()
+    handler = clicker(model, index)
+    if option.kind == "card":
+        card_style, text = _renderer(model).card_look(option.code)
+        mark = "▸" if model.game.id == "sixes" and option.enabled else ""
+        full = f"{card_style} {style}".strip() if option.enabled else style
+        return [(full, f"{mark}{text}", handler)]
+    if option.kind == "row":
+        label = model.text("row_n", row=int(option.code) + 1)
+        return [(f"class:button {style}".strip(), f"[{label}]", handler)]
+    label = model.text(option.code, **option.params)
+    return [(f"class:button {style}".strip(), f"[{label}]", handler)]
+
+
+def hand_area(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
+    """My hand (with the cursor when the choices are its cards) and any other choices below it."""
+    return list(_renderer(model).hand_area(model, width))
+
+
+def hand_with_options(model: TableModel, hand: Sequence[str], width: int, title: str | None = None) -> Lines:
+    """The common hand block: the cards of `hand`; where the options are those cards, they carry the
+    cursor and the click handlers, and the remaining options (buttons) follow on their own line."""
+    options = model.options
+    head = title if title is not None else model.text("your_hand")
+    lines: Lines = [[("class:label", f"{head} ({len(hand)})")]]
+    card_options = [o for o in options if o.kind == "card"]
+    inline = model.question is None and bool(options) and [o.code for o in card_options] == list(hand)
+    if inline:
+        items = [option_item(model, i, o) for i, o in enumerate(options) if o.kind == "card"]
+        rest = [(i, o) for i, o in enumerate(options) if o.kind != "card"]
+    else:
+        items = [[card_fragment(model, code)] for code in hand]
+        rest = list(enumerate(options))
+    lines.extend(flow(items, width - 1, indent=1) or [text_line(" " + model.text("no_cards"), "class:disabled")])
+    if rest:
+        lines.extend(flow([option_item(model, i, o) for i, o in rest], width - 1, gap=2, indent=1))
+    return lines
+
+
+def table_area(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
+    if model.view is None:
+        return [text_line(model.text("waiting_deal"), "class:disabled")]
+    return list(_renderer(model).table_area(model, width))
+
+
+def header(model: TableModel, width: int = SCREEN_WIDTH) -> Line:
+    left = " " + model.text(f"game_{model.game.id}")
+    detail = _renderer(model).header_detail(model) if model.view is not None else ""
+    if detail:
+        left += " · " + detail
+    right = f"{model.players[model.my_seat]} " if 0 <= model.my_seat < len(model.players) else ""
+    pad = max(1, width - len(left) - len(right))
+    return [("class:header", left + " " * pad + right)]
+
+
+def scores(model: TableModel, width: int = SIDE_WIDTH) -> Lines:
+    return list(_renderer(model).scores(model, width))
+
+
+# The log only grows: each event is wrapped once, not at every redraw (a long game has hundreds).
+_LOG_CACHE: WeakKeyDictionary[TableModel, tuple[str, int, int, Lines, list[int]]] = WeakKeyDictionary()
+
+
+def _wrapped_log(model: TableModel, width: int) -> tuple[Lines, list[int]]:
+    """The log's lines wrapped to `width`, and the index of each event's first line."""
+    cached = _LOG_CACHE.get(model)
+    if cached is not None and cached[:2] == (model.lang, width) and cached[2] <= len(model.log):
+        _, _, count, lines, starts = cached
+    else:
+        count, lines, starts = 0, [], []
+    for event in model.log[count:]:
+        style = "class:private" if event.private else "class:log"
+        if event.key == "ev_round_start":
+            style = "class:label"
+        elif event.key.startswith("audit_"):
+            style = "class:audit" if event.key != "audit_blame" else "class:error"
+        starts.append(len(lines))
+        lines.extend(wrap_text(event.text(model.lang), width, style, indent="  "))
+    _LOG_CACHE[model] = (model.lang, width, len(model.log), lines, starts)
+    return lines, starts
+
+
+def log_lines(model: TableModel, width: int = SIDE_WIDTH) -> Lines:
+    """Every log event wrapped to the side panel, oldest first."""
+    return list(_wrapped_log(model, width)[0])
+
+
+def log_window(model: TableModel, width: int = SIDE_WIDTH, keep: int = 120) -> tuple[Lines, int]:
+    """The end of the log a window can show, and the row to keep in view: the newest line, or the last
+    line of the event `model.log_scroll` events back. Older lines are left out of the redraw."""
+    lines, starts = _wrapped_log(model, width)
+    scroll = min(model.log_scroll, len(starts) - 1) if starts else 0
+    newest = starts[len(starts) - scroll] - 1 if scroll > 0 else len(lines) - 1
+    first = max(0, newest - keep)
+    return lines[first:], max(0, newest - first)
+
+
+def log_title(model: TableModel) -> Line:
+    key = "log_scrolled" if model.log_scroll else "log"
+    return [("class:label", model.text(key, n=model.log_scroll))]
+
+
+def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
+    status = model.status_msg().text(model.lang)
+    style = "class:status.mine" if model.moves else "class:status"
+    lines = [text_line(" " + status[: width - 2], style)]
+    error = model.error.text(model.lang) if model.error is not None else ""
+    lines.append(text_line(" " + error[: width - 2], "class:error"))
+    if model.game_over is not None:
+        keys = model.text("keys_hint_over")
+    elif model.question is not None:
+        keys = model.text("keys_hint_question")
+    else:
+        keys = model.text("keys_hint")
+    lines.append(text_line(" " + keys[: width - 2], "class:keys"))
+    return lines
+
+
+# --- dialogs -------------------------------------------------------------------------------------
+
+
+def help_lines(model: TableModel) -> Lines:
+    title = model.text("help_title", game=model.text(f"game_{model.game.id}"))
+    lines: Lines = [text_line(title, "class:label"), text_line("")]
+    lines.extend(text_line(rule) for rule in rules_summary(model.game.id, model.lang)[model.help_scroll :])
+    lines.append(text_line(""))
+    lines.append(text_line(model.text("help_keys"), "class:keys"))
+    return lines
+
+
+def quit_lines(model: TableModel) -> Lines:
+    return [text_line(model.text("quit_question")), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
+
+
+def game_over_lines(model: TableModel) -> Lines:
+    over = model.game_over
+    if over is None:
+        return []
+    lines: Lines = [text_line(model.text("game_stopped" if over.stopped else "game_over"), "class:label")]
+    if over.winners and not over.stopped:
+        names = model.name_list(over.winners)
+        lines.append(text_line(model.text("winner_is" if len(over.winners) == 1 else "winners_are", names=names),
+                               "class:winner"))
+    lines.append(text_line(""))
+    lines.append(text_line(model.text("final_table"), "class:label"))
+    order = sorted(range(len(over.totals)), key=lambda s: over.totals[s], reverse=model.game.id != "take6")
+    for place, seat in enumerate(order, 1):
+        crown = " ★" if seat in over.winners and not over.stopped else ""
+        lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
+    lines.append(text_line(""))
+    if over.record_path:
+        lines.extend(wrap_text(model.text("record_saved", path=over.record_path), 60))
+    else:
+        lines.append(text_line(model.text("record_not_saved")))
+    lines.append(text_line(model.text("leave_key"), "class:keys"))
+    return lines
+
+
+# --- the whole screen as text (tests, and anyone reading the model without a terminal) --------------
+
+
+def screen_text(model: TableModel, width: int = SCREEN_WIDTH) -> str:
+    """Every part of the screen that the model could show now, as plain text. The log is given whole and
+    unwrapped, so a test sees every line it could scroll to, and no card code is split by a line end."""
+    parts: list[Lines] = [
+        [header(model, width)],
+        table_area(model, width - SIDE_WIDTH - 1),
+        scores(model, SIDE_WIDTH),
+        [log_title(model)],
+        log_lines(model, 10_000),
+        hand_area(model, width),
+        footer(model, width),
+    ]
+    if model.show_help:
+        parts.append(help_lines(model))
+    if model.confirm_quit:
+        parts.append(quit_lines(model))
+    if model.game_over is not None:
+        parts.append(game_over_lines(model))
+    return "\n".join(plain(part) for part in parts)

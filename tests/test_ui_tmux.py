@@ -1,0 +1,122 @@
+"""End to end in a real terminal: tmux runs `lanplay play` in an 80×24 window and a person's keys
+play a whole game (Enter picks the current selection), while capture-pane reads the screens.
+
+Each game is kept short (6th Sense for beginners to a target of 1 point, Sixes with one chip) and
+bots answer at once (LANPLAY_BOT_DELAY=0).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.record import replay_text
+
+TMUX = shutil.which("tmux")
+LANPLAY = Path(sys.executable).parent / "lanplay"
+GAME_TIMEOUT = 40.0
+
+pytestmark = [
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the terminal end-to-end test needs it"),
+    pytest.mark.skipif(not LANPLAY.exists(), reason=f"no lanplay command beside {sys.executable}"),
+]
+
+
+class Terminal:
+    """One tmux server of its own (its own socket), with one 80×24 window."""
+
+    def __init__(self, name: str, command: str, cwd: Path, env: dict[str, str]) -> None:
+        assert TMUX is not None
+        self.base = [TMUX, "-L", f"lanplay-test-{os.getpid()}-{name}"]
+        self.env = env
+        self.run("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", str(cwd), command)
+
+    def run(self, *args: str) -> str:
+        done = subprocess.run([*self.base, *args], env=self.env, capture_output=True, text=True, timeout=10)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "t", *keys)
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], env=self.env, capture_output=True, timeout=10)
+
+
+def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str]) -> tuple[str, str, Path]:
+    """Press Enter until the game-over screen; then q. Returns (a screen during play that shows every
+    word of `seen`, the game-over screen, the saved record)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "LANPLAY_BOT_DELAY": "0", "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8"}
+    env.pop("TMUX", None)
+    command = f"{LANPLAY} play --name Ann {' '.join(args)}; echo LANPLAY-EXIT=$?; sleep 60"
+    terminal = Terminal(name, command, home, env)
+    try:
+        playing = ""
+        deadline = time.monotonic() + GAME_TIMEOUT
+        while True:
+            assert time.monotonic() < deadline, f"no game-over screen within {GAME_TIMEOUT}s:\n{terminal.screen()}"
+            screen = terminal.screen()
+            assert "Traceback" not in screen, screen
+            if not playing and all(word in screen for word in seen):
+                playing = screen
+            if "Final table" in screen or "Eindstand" in screen:
+                break
+            terminal.keys("Enter")
+            time.sleep(0.02)
+        over = screen
+        terminal.keys("q")
+        while "LANPLAY-EXIT=" not in (after := terminal.screen()):
+            assert time.monotonic() < deadline + 5, after
+            time.sleep(0.05)
+        assert "LANPLAY-EXIT=0" in after, after
+    finally:
+        terminal.close()
+    records = list(home.glob("lanplay-*.json"))
+    assert len(records) == 1, records
+    return playing, over, records[0]
+
+
+def test_take6_whole_game_in_a_terminal(tmp_path: Path) -> None:
+    playing, over, record = play_whole_game(
+        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"], ["Row 4", "Your hand", "Scores", "Bot 3"]
+    )
+    assert playing, "no screen showed the rows, the hand and the scores together"
+    assert "Game over" in over and "Final table" in over and "Record saved to" in over
+    assert "Winner" in over
+    assert replay_text(record.read_text()).complete
+
+
+def test_sixth_sense_whole_game_in_a_terminal(tmp_path: Path) -> None:
+    playing, over, record = play_whole_game(
+        tmp_path,
+        "sixth-sense",
+        # S-8.1 scores are never negative, so with S-8.2 target 1 the first round nearly always ends it
+        ["--game", "sixth-sense", "--bots", "2", "--option", "beginner=true", "--option", "target=1", "--lang", "en"],
+        ["Trump:", "Trick", "Your hand", "Scores"],
+    )
+    assert playing
+    assert "Game over" in over and "Record saved to" in over
+    replay = replay_text(record.read_text())
+    assert replay.complete and max(replay.game.totals(replay.final_state)) >= 1  # S-8.2
+
+
+def test_sixes_whole_game_in_dutch(tmp_path: Path) -> None:
+    playing, over, record = play_whole_game(
+        tmp_path,
+        "sixes",
+        ["--game", "sixes", "--bots", "3", "--option", "chips=1", "--lang", "nl"],
+        ["Oros", "Bastos", "Jouw hand", "Stand", "fiches"],
+    )
+    assert playing
+    assert "Spel voorbij" in over and "Verslag bewaard in" in over
+    assert replay_text(record.read_text()).complete
