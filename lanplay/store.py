@@ -251,6 +251,7 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.torn_bytes = 0
+        self._unsynced = False
         # Where the next line goes: (index, prev hash, file offset); None until the file was read.
         self._tail: tuple[int, str, int] | None = None
 
@@ -259,9 +260,11 @@ class Journal:
         records, _ = self._scan()
         return records
 
-    def append(self, record: JSONObject) -> None:
-        """Write one record and fsync it. `StoreError` if it is not canonical JSON (floats, non-str
-        keys, ...): the journal holds exactly what peers sign and hash."""
+    def append(self, record: JSONObject, sync: bool = True) -> None:
+        """Write one record and fsync it (``sync=False``: leave the fsync to a later `append` or
+        `sync`, for records that need not be on disk before anything is sent). `StoreError` if it
+        is not canonical JSON (floats, non-str keys, ...): the journal holds exactly what peers sign
+        and hash."""
         try:
             canonical(record)
             if not isinstance(record, dict):
@@ -284,12 +287,24 @@ class Journal:
             written = os.write(fd, line + b"\n")
             if written != len(line) + 1:
                 raise StoreError(f"short write to {self.path}: {written} of {len(line) + 1} bytes")
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
+            self._unsynced = not sync
         finally:
             os.close(fd)
         if created:
             _fsync_dir(self.path.parent)
         self._tail = (index + 1, _line_hash(line), offset + len(line) + 1)
+
+    def sync(self) -> None:
+        """fsync records appended with ``sync=False`` (a no-op when there are none)."""
+        if self._unsynced and self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._unsynced = False
 
     def _cut_torn_tail(self, good_size: int) -> None:
         if self.torn_bytes and self.path.exists() and self.path.stat().st_size > good_size:

@@ -1,0 +1,182 @@
+"""Hosting, finding, joining and resuming tables: lobby + discovery + runner, for the CLI and UI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
+from lanplay.lobby import LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
+from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from lanplay.store import load_or_create_identity
+from protocol.encoding import JSONObject
+from protocol.identity import Identity
+from protocol.session import Event
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+DISCOVERY_TIMEOUT = 30.0
+
+
+def _runner(
+    plan: TablePlan,
+    identity: Identity,
+    data_dir: Path,
+    player: LocalPlayer,
+    interface: str,
+    step_timeout: float,
+    on_event: Callable[[Event], None] | None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+) -> TableRunner:
+    runner = TableRunner(plan, identity, data_dir, player, interface, step_timeout=step_timeout, on_event=on_event)
+    if on_runner is not None:
+        on_runner(runner)
+    return runner
+
+
+async def host_table(
+    *,
+    identity: Identity,
+    data_dir: Path,
+    name: str,
+    game: str,
+    options: JSONObject,
+    seats: int,
+    bots: int,
+    interface: str,
+    player: LocalPlayer,
+    bot_delay: float = 0.0,
+    step_timeout: float = 20.0,
+    advertise: bool = True,
+    on_event: Callable[[Event], None] | None = None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+    on_lobby: Callable[[LobbyHost, int], None] | None = None,
+) -> Outcome:
+    """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
+    over loopback like anyone else, wait for the other seats, then play."""
+    mesh_port = free_port(interface)
+    lobby = LobbyHost(identity, game, options, seats, SeatInfo(name, identity.public.hex(), interface, mesh_port))
+    lobby_port = await lobby.start(interface)
+    if on_lobby is not None:
+        on_lobby(lobby, lobby_port)
+    log.info("table %s: lobby on %s:%d", lobby.lobby_id, interface, lobby_port)
+    advertiser: TableAdvertiser | None = None
+    if advertise:
+        advert = TableAdvert(
+            lobby.lobby_id, game, dict(options), 1, seats, name, identity.public.fingerprint,
+            PROTOCOL_VERSION, interface, lobby_port,
+        )  # fmt: skip
+        advertiser = TableAdvertiser(advert, interface=interface)
+        await advertiser.start()
+
+        def update(taken: tuple[SeatInfo, ...]) -> None:
+            assert advertiser is not None
+            new = TableAdvert(
+                lobby.lobby_id, game, dict(options), len(taken), seats, name, identity.public.fingerprint,
+                PROTOCOL_VERSION, interface, lobby_port,
+            )  # fmt: skip
+            asyncio.get_running_loop().create_task(advertiser.update(new))
+
+        lobby.on_change = update
+    bot_tasks = [
+        asyncio.create_task(
+            _bot_peer(data_dir, f"Bot {i}", game, lobby.lobby_id, interface, lobby_port, bot_delay, step_timeout)
+        )
+        for i in range(1, bots + 1)
+    ]
+    try:
+        plan = await lobby.wait_plan()
+    finally:
+        if advertiser is not None:
+            await advertiser.stop()
+    await lobby.close()
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
+    outcome = await runner.run()
+    await asyncio.gather(*bot_tasks, return_exceptions=True)
+    return outcome
+
+
+async def _bot_peer(
+    data_dir: Path,
+    name: str,
+    game: str,
+    lobby_id: str,
+    interface: str,
+    lobby_port: int,
+    delay: float,
+    step_timeout: float,
+) -> Outcome:
+    """An in-process bot seat with an identity of its own: it speaks the real protocol."""
+    identity = Identity.generate()
+    bot_dir = data_dir / "bots" / identity.public.fingerprint
+    mesh_port = free_port(interface)
+    plan = await join_lobby(identity, lobby_id, interface, lobby_port, name, (interface, mesh_port))
+    runner = TableRunner(plan, identity, bot_dir, BotPlayer(game, delay=delay), interface, step_timeout=step_timeout)
+    return await runner.run()
+
+
+async def find_table(interface: str, game: str | None, table_id: str | None, timeout: float) -> TableAdvert:
+    """The first advertised table with a free seat (of `game`, or with id `table_id`)."""
+
+    def wanted(advert: TableAdvert) -> bool:
+        if table_id is not None:
+            return advert.table_id == table_id
+        return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)
+
+    async with TableBrowser(interface=interface) as browser:
+        return await browser.wait_for(wanted, timeout)
+
+
+async def join_table(
+    *,
+    identity: Identity,
+    data_dir: Path,
+    name: str,
+    interface: str,
+    player: LocalPlayer,
+    address: tuple[str, int] | None = None,
+    game: str | None = None,
+    table_id: str | None = None,
+    step_timeout: float = 20.0,
+    on_event: Callable[[Event], None] | None = None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+) -> Outcome:
+    """Join a table found by mDNS (or at `address`, for networks that block multicast) and play."""
+    if address is None:
+        advert = await find_table(interface, game, table_id, DISCOVERY_TIMEOUT)
+        host, port, lobby_id = advert.address, advert.port, advert.table_id
+        log.info("found table %s of %s hosted by %s (%s)", lobby_id, advert.game, advert.host_name, advert.host_fingerprint)  # noqa: E501
+    else:
+        host, port = address
+        lobby_id = await fetch_lobby_id(host, port)
+    mesh_port = free_port(interface)
+    plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port))
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
+    return await runner.run()
+
+
+async def resume_table(
+    *,
+    identity: Identity,
+    data_dir: Path,
+    interface: str,
+    player: LocalPlayer,
+    step_timeout: float = 20.0,
+    on_event: Callable[[Event], None] | None = None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+) -> Outcome | None:
+    """Carry on the game this installation was in when it stopped (crash, kill), if any."""
+    found = unfinished_journal(data_dir)
+    if found is None:
+        return None
+    plan, path = found
+    log.info("resuming the game journaled in %s", path)
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
+    return await runner.run()
+
+
+def load_identity(data_dir: Path) -> Identity:
+    return load_or_create_identity(data_dir)
