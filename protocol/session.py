@@ -236,6 +236,7 @@ class _Round:
     secrets_sent: bool = False
     aborting: bool = False
     abort_reason: str = ""
+    abort_by: int | None = None  # the seat that asked for the early audit (None: this seat saw the fault)
 
     @staticmethod
     def peeks_seen_tricks(state: Any) -> int:
@@ -561,13 +562,13 @@ class TableSession:
     def _pump(self) -> None:
         """Handle queued messages, each author's in order, until none can go further now."""
         progress = True
-        while progress and self.stage not in ("ended",):
+        while progress and self.stage not in ("ended", "over"):
             progress = False
             for seat, queue, handle in (
                 *((s, self.inbox[s], self._handle) for s in range(self.n)),
                 *((s, self.private_inbox[s], self._handle_private) for s in range(self.n)),
             ):
-                while queue and self.stage != "ended":
+                while queue and self.stage not in ("ended", "over"):
                     msg = queue[0]
                     try:
                         done = handle(seat, msg)
@@ -1114,6 +1115,8 @@ class TableSession:
             return False
         if msg.body.get("abort") is True and not rd.aborting:
             rd.aborting = True
+            rd.abort_by = seat
+            rd.abort_reason = f"seat {seat} stopped the round for an audit"
             self._publish_secrets()
         if self.stage != "audit" and not rd.aborting:
             return False
@@ -1161,7 +1164,8 @@ class TableSession:
                 raise CheatDetected(exc.rule, f"audit: seat {seat}: {exc.message}", seat) from exc
             moves.append(move_json)
         if rd.aborting:
-            raise CheatDetected("P-5.2", f"{rd.abort_reason}, yet the audit finds no fault", None)
+            # Stopping a round makes every seat show its cards: without cause, that is the cheat.
+            raise CheatDetected("P-5.2", f"{rd.abort_reason}, yet the audit finds no fault", rd.abort_by)
         self.full_state = self.state = state
         self.rounds.append(RoundRecord(self.game.deal_to_json(deal), tuple(moves)))
         self._out.append(RoundAudited(rd.index, self.game.round_report(state)))

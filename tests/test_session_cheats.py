@@ -391,3 +391,19 @@ def test_a_desynced_state_hash_stops_the_game() -> None:
     h = Harness("sixth-sense", 3, seed=46, factories={CHEATER: Desynced})
     h.run()
     assert_honest_verdict(h, CHEATER, "P-2.2")
+
+
+class FalseAlarm(TableSession):
+    """Stops a round for an audit without cause: every seat would have to show its cards."""
+
+    def _try_deal(self) -> None:
+        super()._try_deal()
+        rd = self.round
+        if rd is not None and rd.dealt and not rd.aborting:
+            self._abort_round("P-4.3", "a card opened to nothing (not true)")
+
+
+def test_stopping_a_round_without_cause_is_blamed_on_whoever_stopped_it() -> None:
+    h = Harness("sixth-sense", 3, seed=47, factories={CHEATER: FalseAlarm})
+    h.run()
+    assert_honest_verdict(h, CHEATER, "P-5.2")
