@@ -21,7 +21,7 @@ def assert_identical_confirmed_records(h: Harness, rounds: int | None = None) ->
     replay(record)  # raises on any fault: the record replays cleanly with full knowledge
 
 
-@pytest.mark.parametrize("players", [2, 3])
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_sixth_sense_whole_game_to_the_end(players: int) -> None:
     h = Harness("sixth-sense", players, seed=players)
     h.run()
@@ -29,17 +29,9 @@ def test_sixth_sense_whole_game_to_the_end(players: int) -> None:
     assert all(not h.blames(seat) for seat in range(players))
     assert_identical_confirmed_records(h)
     result = replay(h.sessions[0].record()).to_json()
-    assert result["complete"] is True and len(result["rounds"]) == 6  # S-2.2
+    assert result["complete"] is True and len(result["rounds"]) == {2: 6, 3: 6, 4: 4, 5: 5, 6: 6}[players]  # S-2.2
     over = h.game_over(0)
     assert over is not None and list(over.winners) == result["winners"]
-
-
-@pytest.mark.parametrize("players", [4, 6])
-def test_sixth_sense_round_at_larger_tables(players: int) -> None:
-    h = Harness("sixth-sense", players, seed=10 + players)
-    h.run(until_rounds=1)
-    assert all(len(s.rounds) == 1 for s in h.sessions)
-    assert_identical_confirmed_records(h, rounds=1)
 
 
 def test_sixth_sense_late_trump_is_turned_after_predictions() -> None:
@@ -55,6 +47,14 @@ def test_take6_rounds_with_committed_choices(options: dict[str, object]) -> None
     h.run(until_rounds=1)
     assert all(not h.blames(seat) for seat in range(3))
     assert_identical_confirmed_records(h, rounds=1)
+
+
+def test_take6_whole_game() -> None:
+    h = Harness("take6", 4, {"tactic": True}, seed=9)
+    h.run()
+    assert all(s.stage == "over" for s in h.sessions)
+    assert_identical_confirmed_records(h)
+    assert replay(h.sessions[0].record()).complete
 
 
 def test_sixes_whole_game() -> None:
