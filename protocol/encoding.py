@@ -68,9 +68,44 @@ def _normalize(value: object, path: str, depth: int) -> object:
     _fail(f"{path}: a {type(value).__name__} is not a JSON value")
 
 
+class _NotPlain(Exception):
+    pass
+
+
+def _fast(value: object, depth: int) -> object:
+    # The common case, with no path bookkeeping: exact builtin types only. Anything unusual (or
+    # wrong) falls back to `_normalize`, which says where the bad part is.
+    kind = type(value)
+    if kind is str:
+        value.encode("utf-8")  # type: ignore[attr-defined]
+        return value
+    if kind is int:
+        if not INT_MIN <= value <= INT_MAX:  # type: ignore[operator]
+            raise _NotPlain
+        return value
+    if value is None or kind is bool:
+        return value
+    if depth >= MAX_DEPTH:
+        raise _NotPlain
+    if kind is list or kind is tuple:
+        return [_fast(item, depth + 1) for item in value]  # type: ignore[attr-defined]
+    if kind is dict:
+        out: JSONObject = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise _NotPlain
+            key.encode("utf-8")
+            out[key] = _fast(item, depth + 1)
+        return out
+    raise _NotPlain
+
+
 def canonical(obj: object) -> bytes:
     """The canonical bytes of a JSON value; `ProtocolError` (P-2.1) names the first bad part."""
-    plain = _normalize(obj, "$", 0)
+    try:
+        plain = _fast(obj, 0)
+    except (_NotPlain, UnicodeEncodeError):
+        plain = _normalize(obj, "$", 0)
     text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.encode("utf-8")
 
