@@ -15,9 +15,10 @@ from typing import Any
 
 from engine.games import all_games, get_game
 from lanplay.discovery import interface_from_env
+from lanplay.lobby import LobbyError
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.store import data_dir
-from lanplay.tables import host_table, join_table, load_identity, resume_table
+from lanplay.tables import RECONNECT_TIMEOUT, host_table, join_table, load_identity, resume_table
 from protocol.session import Blamed, Event, GameOver, PeekResult, RoundAudited
 
 
@@ -55,6 +56,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--interface", default=None, help="the IPv4 address to play on (default $LANPLAY_INTERFACE or 127.0.0.1)"
     )
     parser.add_argument("--step-timeout", type=float, default=20.0, help="seconds an automatic step may take")
+    parser.add_argument(
+        "--reconnect-timeout", type=float, default=RECONNECT_TIMEOUT,
+        help="seconds a seat whose link dropped is waited for before it is blamed for withholding (P-5.3)",
+    )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
 
 
@@ -132,12 +137,17 @@ async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, pl
         interface=interface,
         player=player,
         step_timeout=args.step_timeout,
+        reconnect_timeout=args.reconnect_timeout,
         on_event=_printer(),
     )
     if resumed is not None:
         print("resumed the unfinished game")
         return _report(resumed)
-    outcome: Outcome = await coroutine_factory(identity)
+    try:
+        outcome: Outcome = await coroutine_factory(identity)
+    except LobbyError as exc:  # no table found, or its lobby refused us: say so, no traceback
+        print(f"lanplay: {exc}", file=sys.stderr)
+        return 2
     return _report(outcome)
 
 
@@ -156,7 +166,7 @@ def run_host(args: argparse.Namespace) -> int:
         return host_table(
             identity=identity, data_dir=directory, name=name, game=args.game, options=_options(args.game, args.option),
             seats=seats, bots=args.bots, interface=interface, player=player, step_timeout=args.step_timeout,
-            on_event=_printer(),
+            reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
         )  # fmt: skip
 
     return asyncio.run(_resume_or(start, directory, interface, player, args))
@@ -169,7 +179,8 @@ def run_join(args: argparse.Namespace) -> int:
     def start(identity: Any) -> Any:
         return join_table(
             identity=identity, data_dir=directory, name=args.name or "Guest", interface=interface, player=player,
-            address=_address(args.address), step_timeout=args.step_timeout, on_event=_printer(),
+            address=_address(args.address), step_timeout=args.step_timeout,
+            reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
         )  # fmt: skip
 
     return asyncio.run(_resume_or(start, directory, interface, player, args))
@@ -185,12 +196,13 @@ def run_bot(args: argparse.Namespace) -> int:
             return host_table(
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
-                player=player, step_timeout=args.step_timeout, on_event=_printer(),
+                player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
+                on_event=_printer(),
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=_address(args.join) if args.join else None, game=args.game, table_id=args.table,
-            step_timeout=args.step_timeout, on_event=_printer(),
+            step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
         )  # fmt: skip
 
     return asyncio.run(_resume_or(start, directory, interface, player, args))

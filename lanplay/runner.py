@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
+import os
 import secrets
 import socket
 import time
@@ -31,12 +33,13 @@ from lanplay.mesh import Mesh
 from lanplay.store import Journal, journal_path, save_record
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
-from protocol.session import Blamed, Event, Output, Send, TableSession, Waiting
+from protocol.session import Blamed, Dealt, Event, Moved, Output, RoundAudited, Send, TableSession, Waiting
 
 log = logging.getLogger(__name__)
 
 TICK = 0.25  # how often time is given to the session (P-5.3 limits are whole seconds)
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
+TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
 
 
 class LocalPlayer(Protocol):
@@ -102,6 +105,8 @@ class TableRunner:
         self._deciding = False
         self.connected: set[int] = set()
         self.sent_at: dict[int, float] = {}
+        trace = os.environ.get(TRACE_ENV)
+        self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 
     # --- journal-backed inputs ---------------------------------------------------------------------
 
@@ -111,6 +116,8 @@ class TableRunner:
             if len(data) != n:
                 raise RuntimeError(f"journal replay out of step: entropy of {len(data)} bytes, {n} asked")
             return data
+        if self._trace is not None and self.session is not None:
+            self._trace.entropy(self.session)
         data = secrets.token_bytes(n)
         self.journal.append({"t": "entropy", "hex": data.hex()})
         return data
@@ -134,6 +141,8 @@ class TableRunner:
         assert session is not None
         if move not in session.decision():
             raise IllegalMove("P-5.1", "that move is not open to you now")
+        if self._trace is not None:
+            self._trace.submit(session)
         ms = self._ms()
         self.journal.append({"t": "decide", "move": session.game.move_to_json(move), "ms": ms})
         self._dispatch(session.decide(move, ms / 1000))
@@ -154,6 +163,8 @@ class TableRunner:
             if isinstance(output, Send):
                 self._send(output)
             else:
+                if self._trace is not None:
+                    self._trace.event(output)
                 for listener in self.listeners:
                     listener(output)
         self._wake.set()
@@ -235,6 +246,8 @@ class TableRunner:
             await self._drain()
         finally:
             await self.mesh.close()
+            if self._trace is not None:
+                self._trace.close()
         return self._finish()
 
     async def _maybe_decide(self) -> None:
@@ -301,6 +314,72 @@ class TableRunner:
         if gone:
             return f"waiting for {', '.join(gone)}'s laptop to reconnect"
         return f"waiting for {', '.join(names)} ({waiting.what})"
+
+
+class _Trace:
+    """Timing lines for benchmarks (``$LANPLAY_TRACE``), one JSON object a line, wall-clock ``t``:
+    ``round`` (this seat begins to set up round ``round``: its deal starts), ``dealt`` (this seat has
+    its hand), ``submit`` (this seat's player chose a move), ``applied`` (a move was applied here),
+    ``audited`` (a round confirmed, with this process's ``rss_kib``). A move is named by
+    ``(round, seat, n)``: the n-th move of that seat in that round, on every peer alike."""
+
+    def __init__(self, path: Path, me: int) -> None:
+        self.me = me
+        self._file = path.open("a", encoding="utf-8", buffering=1)
+        self._round = -1  # the round of the last Dealt, which the moves that follow belong to
+        self._started = -1  # the last round seen begun
+        self._moves: dict[int, int] = {}
+        self._submitted = 0
+
+    def _write(self, event: str, **fields: object) -> None:
+        line = {"event": event, "seat": self.me, "t": time.time(), **fields}
+        self._file.write(json.dumps(line) + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def submit(self, session: TableSession) -> None:
+        rd = session.round
+        index = -1 if rd is None else rd.index
+        if index != self._round:
+            self._round, self._moves, self._submitted = index, {}, 0
+        self._write("submit", round=index, mover=self.me, n=self._submitted, step=None if rd is None else rd.step)
+        self._submitted += 1
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, Dealt):
+            if event.round != self._round:
+                self._round, self._moves, self._submitted = event.round, {}, 0
+            self._write("dealt", round=event.round)
+        elif isinstance(event, Moved):
+            n = self._moves.get(event.seat, 0)
+            self._moves[event.seat] = n + 1
+            hidden = any(value is None for value in event.move.values())
+            self._write("applied", round=self._round, mover=event.seat, n=n, hidden=hidden)
+        elif isinstance(event, RoundAudited):
+            self._write("audited", round=event.round, rss_kib=_rss_kib())
+
+    def entropy(self, session: TableSession) -> None:
+        """A secret is drawn: the first draw for a new round is where its deal begins (the seat's
+        shuffle and lock secrets; seat 0 shuffles right after)."""
+        if session.my_seed is None:
+            return  # the first dealer's seed, before any round
+        index = session.round_index
+        rd = session.round
+        if (rd is None or rd.index != index) and index != self._started:
+            self._started = index
+            self._write("round", round=index)
+
+
+def _rss_kib() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:

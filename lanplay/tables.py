@@ -7,8 +7,10 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from websockets.exceptions import WebSocketException
+
 from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.lobby import LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
+from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
 from lanplay.store import load_or_create_identity
 from protocol.encoding import JSONObject
@@ -19,6 +21,7 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 DISCOVERY_TIMEOUT = 30.0
+RECONNECT_TIMEOUT = 120.0  # how long a seat whose link dropped is waited for (TableSettings.reconnect_timeout)
 
 
 def _runner(
@@ -30,8 +33,12 @@ def _runner(
     step_timeout: float,
     on_event: Callable[[Event], None] | None,
     on_runner: Callable[[TableRunner], None] | None = None,
+    reconnect_timeout: float = RECONNECT_TIMEOUT,
 ) -> TableRunner:
-    runner = TableRunner(plan, identity, data_dir, player, interface, step_timeout=step_timeout, on_event=on_event)
+    runner = TableRunner(
+        plan, identity, data_dir, player, interface,
+        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout, on_event=on_event,
+    )  # fmt: skip
     if on_runner is not None:
         on_runner(runner)
     return runner
@@ -50,10 +57,12 @@ async def host_table(
     player: LocalPlayer,
     bot_delay: float = 0.0,
     step_timeout: float = 20.0,
+    reconnect_timeout: float = RECONNECT_TIMEOUT,
     advertise: bool = True,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
     on_lobby: Callable[[LobbyHost, int], None] | None = None,
+    bot_kind: str = "heuristic",
 ) -> Outcome:
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
     over loopback like anyone else, wait for the other seats, then play."""
@@ -64,6 +73,7 @@ async def host_table(
         on_lobby(lobby, lobby_port)
     log.info("table %s: lobby on %s:%d", lobby.lobby_id, interface, lobby_port)
     advertiser: TableAdvertiser | None = None
+    updates: set[asyncio.Task[None]] = set()  # re-announcements still running
     if advertise:
         advert = TableAdvert(
             lobby.lobby_id, game, dict(options), 1, seats, name, identity.public.fingerprint,
@@ -78,24 +88,52 @@ async def host_table(
                 lobby.lobby_id, game, dict(options), len(taken), seats, name, identity.public.fingerprint,
                 PROTOCOL_VERSION, interface, lobby_port,
             )  # fmt: skip
-            asyncio.get_running_loop().create_task(advertiser.update(new))
+            task = asyncio.get_running_loop().create_task(advertiser.update(new))
+            updates.add(task)
+            task.add_done_callback(updates.discard)
 
         lobby.on_change = update
     bot_tasks = [
         asyncio.create_task(
-            _bot_peer(data_dir, f"Bot {i}", game, lobby.lobby_id, interface, lobby_port, bot_delay, step_timeout)
+            _bot_peer(
+                data_dir,
+                f"Bot {i}",
+                game,
+                lobby.lobby_id,
+                interface,
+                lobby_port,
+                bot_delay,
+                step_timeout,
+                reconnect_timeout,
+                bot_kind,
+            )
         )
         for i in range(1, bots + 1)
     ]
     try:
         plan = await lobby.wait_plan()
+    except BaseException:  # cancelled (the host left before the start): its bot peers and lobby go too
+        for bot in bot_tasks:
+            bot.cancel()
+        await asyncio.gather(*bot_tasks, return_exceptions=True)
+        await lobby.close()
+        raise
     finally:
         if advertiser is not None:
+            # An update still running when stop() closes the sockets would fail on them.
+            for task in list(updates):
+                task.cancel()
+            await asyncio.gather(*updates, return_exceptions=True)
             await advertiser.stop()
     await lobby.close()
-    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
-    outcome = await runner.run()
-    await asyncio.gather(*bot_tasks, return_exceptions=True)
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
+    try:
+        outcome = await runner.run()
+        await asyncio.gather(*bot_tasks, return_exceptions=True)
+    finally:
+        for bot in bot_tasks:
+            bot.cancel()  # no-op after the game; when the host leaves early, its bot peers leave with it
+        await asyncio.gather(*bot_tasks, return_exceptions=True)  # each closes its mesh
     return outcome
 
 
@@ -108,13 +146,18 @@ async def _bot_peer(
     lobby_port: int,
     delay: float,
     step_timeout: float,
+    reconnect_timeout: float = RECONNECT_TIMEOUT,
+    bot_kind: str = "heuristic",
 ) -> Outcome:
     """An in-process bot seat with an identity of its own: it speaks the real protocol."""
     identity = Identity.generate()
     bot_dir = data_dir / "bots" / identity.public.fingerprint
     mesh_port = free_port(interface)
     plan = await join_lobby(identity, lobby_id, interface, lobby_port, name, (interface, mesh_port))
-    runner = TableRunner(plan, identity, bot_dir, BotPlayer(game, delay=delay), interface, step_timeout=step_timeout)
+    runner = TableRunner(
+        plan, identity, bot_dir, BotPlayer(game, bot_kind, delay=delay), interface,
+        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
+    )  # fmt: skip
     return await runner.run()
 
 
@@ -141,20 +184,33 @@ async def join_table(
     game: str | None = None,
     table_id: str | None = None,
     step_timeout: float = 20.0,
+    reconnect_timeout: float = RECONNECT_TIMEOUT,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
+    on_seats: Callable[[list[SeatInfo]], None] | None = None,
 ) -> Outcome:
-    """Join a table found by mDNS (or at `address`, for networks that block multicast) and play."""
+    """Join a table found by mDNS (or at `address`, for networks that block multicast) and play.
+    `LobbyError`, saying why, if no table is found or its lobby cannot be joined (closed, full, not a
+    lanplay lobby)."""
     if address is None:
-        advert = await find_table(interface, game, table_id, DISCOVERY_TIMEOUT)
+        try:
+            advert = await find_table(interface, game, table_id, DISCOVERY_TIMEOUT)
+        except TimeoutError:
+            wanted = f"table {table_id}" if table_id else f"table of {game}" if game else "table"
+            raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
+                             f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
         host, port, lobby_id = advert.address, advert.port, advert.table_id
         log.info("found table %s of %s hosted by %s (%s)", lobby_id, advert.game, advert.host_name, advert.host_fingerprint)  # noqa: E501
     else:
         host, port = address
-        lobby_id = await fetch_lobby_id(host, port)
-    mesh_port = free_port(interface)
-    plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port))
-    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
+    try:
+        if address is not None:
+            lobby_id = await fetch_lobby_id(host, port)
+        mesh_port = free_port(interface)
+        plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port), on_seats)
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        raise LobbyError(f"cannot join the table at {host}:{port}: {exc or type(exc).__name__}") from exc
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
     return await runner.run()
 
 
@@ -165,6 +221,7 @@ async def resume_table(
     interface: str,
     player: LocalPlayer,
     step_timeout: float = 20.0,
+    reconnect_timeout: float = RECONNECT_TIMEOUT,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
 ) -> Outcome | None:
@@ -174,7 +231,7 @@ async def resume_table(
         return None
     plan, path = found
     log.info("resuming the game journaled in %s", path)
-    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner)
+    runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
     return await runner.run()
 
 

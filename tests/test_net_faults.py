@@ -1,0 +1,481 @@
+"""Faults and hostile input on a running table, all on 127.0.0.1.
+
+- a bot process SIGKILLed mid-round and started again with the same command and LANPLAY_HOME
+  resumes from its journal (P-5.4): the game completes, records identical;
+- a peer that never comes back is blamed for withholding (P-5.3) by every other peer, in bounded time;
+- links dropped and restored (closed or aborted in-process, and killed under live processes with
+  ``ss -K``): the session resumes with no move lost or applied twice;
+- hostile input at the sockets of a running table (garbage, text and oversized frames, a bad handshake
+  signature, strangers, another table, a browser page, a stranger at the closed lobby): refused
+  with a clear log line, and the table plays on to the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from netutil import (
+    BLAME_LINE,
+    LOOPBACK,
+    BotProcess,
+    Table,
+    assert_complete_game,
+    clean_env,
+    lanplay_command,
+    replay_json,
+    start_table,
+)
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.typing import Origin
+
+from lanplay.lobby import fetch_lobby_id
+from lanplay.mesh import MAX_MESSAGE
+from lanplay.runner import BotPlayer, TableRunner
+from lanplay.tables import host_table
+from protocol.identity import Identity
+from protocol.link import Handshake, LinkCipher
+from protocol.session import Event, Moved
+
+GAME_LIMIT = 120.0
+
+
+@pytest.fixture
+def processes() -> Iterator[list[BotProcess]]:
+    started: list[BotProcess] = []
+    yield started
+    for bot in started:
+        bot.kill()
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def decisions(bot: BotProcess) -> int:
+    """How many of its own moves the bot has journaled (each is on disk before it is sent)."""
+    return sum(path.read_bytes().count(b'"t":"decide"') for path in bot.journal_paths())
+
+
+def wait_decisions(bot: BotProcess, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while decisions(bot) < count:
+        assert bot.running(), f"{bot.name} ended before making {count} moves\n{bot.describe()}"
+        assert time.monotonic() < deadline, f"{bot.name} made no {count} moves in {timeout} s\n{bot.describe()}"
+        time.sleep(0.02)
+
+
+def seat_of(bot: BotProcess) -> int:
+    (path,) = bot.journal_paths()
+    found = re.search(r"-seat(\d+)\.jsonl$", path.name)
+    assert found
+    return int(found.group(1))
+
+
+def plan_of(bot: BotProcess) -> dict[str, Any]:
+    """The table plan at the head of a bot's journal."""
+    (path,) = bot.journal_paths()
+    first = json.loads(path.read_bytes().split(b"\n", 1)[0])
+    plan: dict[str, Any] = first["record"]["plan"]
+    return plan
+
+
+def no_tracebacks(table: Table) -> None:
+    for bot in table.bots:
+        assert "Traceback" not in bot.all_stderr(), bot.describe()
+
+
+# --- (a) a bot killed mid-round comes back ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("victim", [0, 2], ids=["host", "joiner"])
+def test_killed_bot_restarts_with_the_same_command_and_the_game_completes(
+    tmp_path: Path, processes: list[BotProcess], victim: int
+) -> None:
+    table = start_table(tmp_path, "sixth-sense", 4, started=processes.append)
+    bot = table.bots[victim]
+    wait_decisions(bot, 3)  # past the deal and the predictions: mid-round, with moves journaled
+    bot.kill()
+    assert bot.proc is not None and bot.proc.returncode == -9
+    journal = bot.journal_records()
+    assert journal[-1].get("t") != "done" and any(r.get("t") == "decide" for r in journal)
+    time.sleep(0.5)  # the others notice the dead links before it comes back
+    bot.start()  # the very same command, the same LANPLAY_HOME
+    codes = table.wait_all(GAME_LIMIT)
+    assert codes == [0] * 4, table.describe()
+    assert "resumed the unfinished game" in bot.stdout(), bot.describe()
+    assert "resuming table" in bot.stderr(), bot.describe()
+    result = assert_complete_game(table.bots, "sixth-sense")
+    assert len(result["rounds"]) >= 1
+    for other in table.bots:
+        assert "BLAME" not in other.stdout(), other.describe()
+    no_tracebacks(table)
+
+
+# --- (b) a peer that never comes back ----------------------------------------------------------------
+
+
+def test_peer_that_never_comes_back_is_blamed_for_withholding(tmp_path: Path, processes: list[BotProcess]) -> None:
+    step, reconnect = 3.0, 3.0
+    table = start_table(
+        tmp_path, "sixth-sense", 3, step_timeout=step, reconnect_timeout=reconnect, started=processes.append
+    )
+    victim = table.bots[1]
+    wait_decisions(victim, 3)
+    seat = seat_of(victim)
+    victim.kill()
+    killed = time.monotonic()
+    survivors = [b for b in table.bots if b is not victim]
+    # Blamed within the reconnect limit (+ a tick), then up to 5 s draining: well under 25 s.
+    for bot in survivors:
+        assert bot.wait(25.0) == 3, bot.describe()
+    elapsed = time.monotonic() - killed
+    assert elapsed < 25.0
+    for bot in survivors:
+        found = BLAME_LINE.search(bot.stdout())
+        assert found, bot.describe()
+        assert found.group(2) == str(seat), bot.describe()
+        assert found.group(3) == "P-5.3", bot.describe()
+        assert "did not come back" in found.group(4) or "withheld" in found.group(4)
+        # The game is over for this table: a restart would not resume it.
+        assert bot.journal_records()[-1] == {"t": "done"}
+
+
+# --- (c) links dropped and restored ------------------------------------------------------------------
+
+
+def _moves_of(record_path: Path) -> list[dict[str, Any]]:
+    record = json.loads(record_path.read_text())
+    return [move for r in record["rounds"] for move in r["moves"]]
+
+
+def _run(coro: Any, limit: float) -> Any:
+    async def body() -> Any:
+        async with asyncio.timeout(limit):
+            return await coro
+
+    return asyncio.run(body())
+
+
+def _bot_records(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "bots").glob("*/records/*.json"))
+
+
+def test_links_dropped_and_restored_in_process_lose_and_repeat_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """All seats in this process (the host's in-process bots join over loopback like anyone): links
+    of the host are closed (cleanly, or aborted like a pulled cable) again and again mid-game."""
+    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    moved: list[Moved] = []
+    runners: list[TableRunner] = []
+    drops: list[str] = []
+    rng = random.Random(7)
+
+    async def dropper() -> None:
+        while not runners or runners[0].mesh is None:
+            await asyncio.sleep(0.01)
+        mesh = runners[0].mesh
+        while len(drops) < 8:
+            await asyncio.sleep(rng.uniform(0.15, 0.45))
+            links = dict(mesh._links)
+            if not links:
+                continue
+            peer = rng.choice(sorted(links))
+            ws = links[peer].ws
+            if len(drops) % 2:
+                ws.transport.abort()  # no close frame: as if the cable was pulled
+                drops.append("abort")
+            else:
+                await ws.close()
+                drops.append("close")
+
+    async def body() -> Any:
+        task = asyncio.create_task(dropper())
+        try:
+            return await host_table(
+                identity=Identity.generate(), data_dir=tmp_path, name="Host", game="sixth-sense",
+                options={"beginner": False, "target": None, "late_trump": False}, seats=4, bots=3,
+                interface=LOOPBACK, player=BotPlayer("sixth-sense"), advertise=False,
+                on_event=lambda e: moved.append(e) if isinstance(e, Moved) else None, on_runner=runners.append,
+            )  # fmt: skip
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    outcome = _run(body(), GAME_LIMIT)
+    assert outcome.blame is None, outcome.blame
+    assert len(drops) >= 4, f"the game ended before links were dropped: {drops}"
+    # 4 seats: 6 links, each up on both sides at the start (12); every drop brings one back up.
+    ups = [r for r in caplog.records if re.fullmatch(r"link .* up", r.getMessage())]
+    assert len(ups) >= 12 + len(drops), [r.getMessage() for r in caplog.records]
+    assert outcome.record_path is not None
+    paths = [outcome.record_path, *_bot_records(tmp_path)]
+    assert len(paths) == 4
+    data = {p.read_bytes() for p in paths}
+    assert len(data) == 1, "records differ"
+    result = replay_json(outcome.record_path)
+    assert result["complete"] is True
+    # Every move applied here exactly once, in the order of the record.
+    recorded = _moves_of(outcome.record_path)
+    assert [m.seat for m in moved] == [m["seat"] for m in recorded]
+    for event, move in zip(moved, recorded, strict=True):
+        if all(v is not None for v in event.move.values()):
+            assert event.move == move
+
+
+def _ss_kill_port(port: int) -> None:
+    """Abort (RST) every TCP connection dialled to 127.0.0.1:port: the links into one seat's mesh."""
+    subprocess.run(
+        ["ss", "-K", "-t", "state", "established", "dst", LOOPBACK, "dport", "=", f":{port}"],
+        capture_output=True, check=True, timeout=10,
+    )  # fmt: skip
+
+
+def _ss_kill_works() -> bool:
+    if shutil.which("ss") is None:
+        return False
+    import socket
+
+    with socket.socket() as server:
+        server.bind((LOOPBACK, 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with socket.create_connection((LOOPBACK, port)) as client:
+            accepted, _ = server.accept()
+            with accepted:
+                try:
+                    _ss_kill_port(port)
+                except (subprocess.SubprocessError, OSError):
+                    return False
+                try:
+                    client.settimeout(2)
+                    client.sendall(b"x")
+                    return client.recv(1) == b""
+                except OSError:
+                    return True
+
+
+def test_links_killed_under_live_processes_resume(tmp_path: Path, processes: list[BotProcess]) -> None:
+    if not _ss_kill_works():
+        pytest.skip("`ss -K` cannot destroy sockets here (no ss, or no CONFIG_INET_DIAG_DESTROY)")
+    table = start_table(tmp_path, "sixth-sense", 4, started=processes.append)
+    wait_decisions(table.host, 2)
+    ports = [seat["mesh"][1] for seat in plan_of(table.host)["seats"]]
+    for round_ in range(3):
+        for port in ports:  # every link of the table, at once
+            _ss_kill_port(port)
+        time.sleep(0.6 + 0.2 * round_)
+    codes = table.wait_all(GAME_LIMIT)
+    assert codes == [0] * 4, table.describe()
+    # 4 seats: 6 links, each logged up on both sides (12), then again after every round of kills.
+    ups = sum(len(re.findall(r"link .* up$", b.stderr(), re.M)) for b in table.bots)
+    assert ups >= 2 * 12, table.describe()
+    assert all("closed: no close frame" in b.stderr() for b in table.bots), table.describe()
+    assert_complete_game(table.bots, "sixth-sense")
+    no_tracebacks(table)
+
+
+# --- (3) hostile input at the sockets -------------------------------------------------------------------
+
+
+class _WrongKey:
+    """Claims one identity in the handshake, but signs with another key."""
+
+    def __init__(self, claimed: Identity, signer: Identity) -> None:
+        self.public = claimed.public
+        self.peer_id = claimed.peer_id
+        self.sign = signer.sign
+
+
+def _low_identity() -> Identity:
+    """An identity whose peer id is below (almost) any other: it dials every other seat."""
+    while True:
+        identity = Identity.generate()
+        if identity.peer_id.startswith("00"):
+            return identity
+
+
+async def _handshake(ws: ClientConnection, identity: Any, table: str) -> LinkCipher:
+    """Our side (initiator) of the link handshake, by hand."""
+    handshake = Handshake(identity, table, None, "initiator")
+    await ws.send(handshake.start())
+    reply = handshake.receive(await ws.recv(decode=False))
+    assert reply is not None
+    await ws.send(reply)
+    handshake.receive(await ws.recv(decode=False))
+    return handshake.done
+
+
+async def _closed(ws: ClientConnection, timeout: float = 10.0) -> int | None:
+    """Wait until the far side closes; its close code."""
+    with contextlib.suppress(ConnectionClosed):
+        async with asyncio.timeout(timeout):
+            while True:
+                await ws.recv()
+    return ws.close_code
+
+
+async def _until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+async def _stranger_cli(tmp: Path, address: str) -> tuple[int, str]:
+    """`lanplay join ADDRESS` as a stranger with its own LANPLAY_HOME; (exit code, stderr)."""
+    home = tmp / f"stranger-{address.replace(':', '-')}"
+    home.mkdir(parents=True, exist_ok=True)
+    proc = await asyncio.create_subprocess_exec(
+        *lanplay_command(), "join", address, "--interface", LOOPBACK,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env(home),
+    )  # fmt: skip
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode() + err.decode()
+
+
+def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    host_identity = _low_identity()
+    asked = asyncio.Event()
+    gate = asyncio.Event()
+    runners: list[TableRunner] = []
+    lobbies: list[int] = []
+    events: list[Event] = []
+
+    class GatedBot(BotPlayer):
+        """The host's seat: holds its first decision (no time limit on a player) while we attack."""
+
+        async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+            asked.set()
+            await gate.wait()
+            return await super().decide(runner, moves)
+
+    def refused(text: str) -> list[str]:
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name == "lanplay.mesh" and r.levelno >= logging.WARNING and text in r.getMessage()
+        ]
+
+    async def attack() -> None:
+        runner = runners[0]
+        table = runner.settings.table
+        seats = runner.plan.seats
+        host_port = seats[runner.me].port
+        uri = f"ws://{LOOPBACK}:{host_port}/"
+        higher = [s for s in range(len(seats)) if s != runner.me and runner.peer_ids[s] > host_identity.peer_id]
+        assert higher, "no seat with a higher peer id than the host"
+        victim_port = seats[higher[0]].port
+        victim_uri = f"ws://{LOOPBACK}:{victim_port}/"
+        stranger = Identity.generate()
+
+        # Garbage instead of a handshake.
+        async with connect(uri, proxy=None) as ws:
+            await ws.send(os.urandom(200))
+            assert await _closed(ws) == 1008
+        await _until(lambda: bool(refused("handshake failed")))
+        # A text frame.
+        async with connect(uri, proxy=None) as ws:
+            await ws.send("hello, is this the table?")
+            assert await _closed(ws) == 1003
+        await _until(lambda: bool(refused("text frame")))
+        # A frame larger than any link accepts.
+        async with connect(uri, proxy=None, max_size=None) as ws:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(b"\0" * (MAX_MESSAGE + 1))
+            assert await _closed(ws) == 1009
+        await _until(lambda: bool(refused(f"message larger than {MAX_MESSAGE} bytes")))
+        # A stranger with a well-formed handshake.
+        async with connect(uri, proxy=None) as ws:
+            with contextlib.suppress(ConnectionClosed):
+                await _handshake(ws, stranger, table)
+            assert await _closed(ws) == 1008
+        await _until(lambda: any(stranger.peer_id in m for m in refused("stranger")))
+        # Someone at another table.
+        async with connect(uri, proxy=None) as ws:
+            await ws.send(Handshake(stranger, "ff" * 16, None, "initiator").start())
+            assert await _closed(ws) == 1008
+        await _until(lambda: bool(refused("another table")))
+        # An impostor: presents the host's key to another seat, cannot sign for it.
+        async with connect(victim_uri, proxy=None) as ws:
+            with contextlib.suppress(ConnectionClosed):
+                await _handshake(ws, _WrongKey(host_identity, stranger), table)
+            assert await _closed(ws) == 1008
+        await _until(lambda: bool(refused("bad signature")))
+        # A buggy peer with the host's real key: after the handshake, garbage, then a malformed frame.
+        async with connect(victim_uri, proxy=None) as ws:
+            cipher = await _handshake(ws, host_identity, table)
+            await ws.send(os.urandom(64))
+            assert await _closed(ws) == 1008
+        await _until(lambda: bool(refused("frame failed to decrypt")))
+        async with connect(victim_uri, proxy=None) as ws:
+            cipher = await _handshake(ws, host_identity, table)
+            await ws.send(cipher.seal(b"\x07not a resume"))
+            assert await _closed(ws) == 1008
+        await _until(lambda: bool(refused("expected a RESUME frame")))
+        # A web page.
+        with pytest.raises(InvalidStatus):
+            async with connect(uri, proxy=None, origin=Origin("http://evil.example")):
+                pass
+        await _until(lambda: bool(refused("web page")))
+        # Raw bytes that are not even HTTP.
+        reader, writer = await asyncio.open_connection(LOOPBACK, host_port)
+        writer.write(os.urandom(512) + b"\r\n\r\n")
+        await writer.drain()
+        async with asyncio.timeout(10):
+            await reader.read()  # the server hangs up
+        writer.close()
+        # The lobby closed when the game started: a stranger is turned away, and told why.
+        with pytest.raises(OSError):
+            await fetch_lobby_id(LOOPBACK, lobbies[0])
+        code, text = await _stranger_cli(tmp_path, f"{LOOPBACK}:{lobbies[0]}")
+        assert code == 2 and "cannot join the table" in text and "Traceback" not in text, text
+        # ... and a stranger who takes the mesh port for a lobby, likewise.
+        code, text = await _stranger_cli(tmp_path, f"{LOOPBACK}:{host_port}")
+        assert code == 2 and "Traceback" not in text, text
+        assert "no lanplay table answers" in text or "cannot join the table" in text, text
+        # None of it touched the table's own links.
+        assert runner.mesh is not None
+        assert runner.mesh.connected_peers() == {p for s, p in enumerate(runner.peer_ids) if s != runner.me}
+
+    async def body() -> Any:
+        hosting = host_table(
+            identity=host_identity, data_dir=tmp_path, name="Host", game="sixth-sense",
+            options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
+            interface=LOOPBACK, player=GatedBot("sixth-sense"), advertise=False, on_event=events.append,
+            on_runner=runners.append, on_lobby=lambda lobby, port: lobbies.append(port),
+        )  # fmt: skip
+        game = asyncio.create_task(hosting)
+        try:
+            async with asyncio.timeout(60):
+                await asyncio.wait({game, asyncio.create_task(asked.wait())}, return_when=asyncio.FIRST_COMPLETED)
+            assert asked.is_set(), "the game ended before the host was asked to move"
+            await attack()
+        finally:
+            gate.set()
+        return await game
+
+    outcome = _run(body(), GAME_LIMIT)
+    assert outcome.blame is None, outcome.blame
+    assert outcome.record_path is not None
+    paths = [outcome.record_path, *_bot_records(tmp_path)]
+    assert len(paths) == 3
+    assert len({p.read_bytes() for p in paths}) == 1, "records differ"
+    assert replay_json(outcome.record_path)["complete"] is True
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
