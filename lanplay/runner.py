@@ -270,8 +270,16 @@ class TableRunner:
         assert mesh is not None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(DRAIN_TIMEOUT):
-                while any(mesh.queued(pid) for seat, pid in enumerate(self.peer_ids) if seat != self.me):
+                while any(mesh.queued(pid) for pid in self._drain_peers()):
                     await asyncio.sleep(0.05)
+
+    def _drain_peers(self) -> list[str]:
+        mesh = self.mesh
+        assert mesh is not None and self.session is not None
+        if self.session.stage == "ended":
+            # after a blame, a seat whose link is down (the one blamed for vanishing) acknowledges nothing
+            return sorted(mesh.connected_peers())
+        return [pid for seat, pid in enumerate(self.peer_ids) if seat != self.me]
 
     def _finish(self) -> Outcome:
         session = self.session
