@@ -102,7 +102,7 @@ class TableRunner:
         self._replaying: deque[bytes] = deque()
         self._seen: set[bytes] = set()
         self._wake = asyncio.Event()
-        self._deciding = False
+        self._decider: asyncio.Task[None] | None = None
         self.connected: set[int] = set()
         self.sent_at: dict[int, float] = {}
         trace = os.environ.get(TRACE_ENV)
@@ -242,27 +242,37 @@ class TableRunner:
                         await self._wake.wait()
                 self._wake.clear()
                 self._tick()
-                await self._maybe_decide()
+                self._maybe_decide()
             await self._drain()
         finally:
+            if self._decider is not None and not self._decider.done():
+                self._decider.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._decider
             await self.mesh.close()
             if self._trace is not None:
                 self._trace.close()
         return self._finish()
 
-    async def _maybe_decide(self) -> None:
+    def _maybe_decide(self) -> None:
+        """Ask the local player when a move is owed. The asking runs as a task of its own, so the
+        clock keeps ticking (time limits, other seats' withholding) while a person thinks."""
         session = self.session
         assert session is not None
         moves = session.decision()
-        if not moves or self._deciding:
-            return
-        self._deciding = True
+        if moves and (self._decider is None or self._decider.done()):
+            self._decider = asyncio.get_running_loop().create_task(self._decide(moves))
+
+    async def _decide(self, moves: tuple[Any, ...]) -> None:
+        session = self.session
+        assert session is not None
         try:
             move = await self.player.decide(self, moves)
             if move is not None and move in session.decision():
                 await self.submit(move)
-        finally:
-            self._deciding = False
+        except IllegalMove as exc:  # the table moved on while the player chose: ask again
+            log.info("move not taken: %s", exc)
+        self._wake.set()
 
     async def _drain(self) -> None:
         """Give the others time to receive our last messages (the audit needs our secrets)."""
