@@ -17,9 +17,10 @@ from engine.record import GameRecord, RecordFault, replay_text
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
+    if args.command is None:  # `lanplay` alone: the lobby
+        from lanplay.ui.lobby_screen import lobby_command
+
+        return lobby_command(None, None, None)
     result: int = args.run(args)
     return result
 
@@ -34,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the machine-readable result")
     replay.set_defaults(run=run_replay)
 
+    lobby = sub.add_parser("lobby", help="the full-screen lobby of tables on the network (also: lanplay alone)")
+    lobby.add_argument("--name", help="your name at the table (default: your login name)")
+    lobby.add_argument("--lang", choices=["en", "nl"], help="language of the screens (default: from the locale)")
+    lobby.add_argument("--interface", help="the IPv4 address to play on (default $LANPLAY_INTERFACE or 127.0.0.1)")
+    lobby.set_defaults(run=run_lobby)
+
     play = sub.add_parser("play", help="play on this laptop against bots")
     play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense")
     play.add_argument("--bots", type=int, default=3, help="how many bots join you")
@@ -42,8 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", action="append", default=[], metavar="KEY=VALUE", help="a table option, e.g. target=20"
     )
     play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic")
-    play.add_argument("--record", type=Path, help="where to save the game record (default: current folder)")
+    play.add_argument(
+        "--record", type=Path,
+        help="also copy the game record here (it is saved in the data directory's records/; with --plain or "
+        "--offline: where to save it, default the current folder)",
+    )  # fmt: skip
     play.add_argument("--plain", action="store_true", help="the plain-text loop instead of the full-screen table")
+    play.add_argument(
+        "--offline", action="store_true",
+        help="the full-screen table on an in-process engine (no protocol, no network sockets)",
+    )  # fmt: skip
     play.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     play.set_defaults(run=run_play)
 
@@ -118,17 +133,28 @@ def run_play(args: argparse.Namespace) -> int:
         return 2
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
     if not args.plain:
-        from lanplay.ui.app import play_local_table
+        from lanplay.ui.app import play_local_table, play_net_table
         from lanplay.ui.i18n import detect_lang
 
-        return play_local_table(
+        if args.offline:
+            return play_local_table(
+                game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
+                record_dir=path.parent, record_name=path.name,
+            )
+        return play_net_table(
             game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
-            record_dir=path.parent, record_name=path.name,
+            record_copy=args.record,
         )
     record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout)
     save_record(record, path)
     print(f"Game record saved to {path}")
     return 0
+
+
+def run_lobby(args: argparse.Namespace) -> int:
+    from lanplay.ui.lobby_screen import lobby_command
+
+    return lobby_command(args.name, args.lang, args.interface)
 
 
 def save_record(record: GameRecord, path: Path) -> None:

@@ -1,8 +1,10 @@
 """End to end in a real terminal: tmux runs `lanplay play` in an 80×24 window and a person's keys
 play a whole game (Enter picks the current selection), while capture-pane reads the screens.
 
-Each game is kept short (6th Sense for beginners to a target of 1 point, Sixes with one chip) and
-bots answer at once (LANPLAY_BOT_DELAY=0).
+`lanplay play` hosts the table on 127.0.0.1 and its bots are peers in the same process that speak the
+real protocol (shuffle, commit–reveal, audit); the record lands in $LANPLAY_HOME/records. Each game
+is kept short (6th Sense for beginners to a target of 1 point, Sixes with one chip) and bots answer
+at once (LANPLAY_BOT_DELAY=0).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from engine.record import replay_text
 
 TMUX = shutil.which("tmux")
 LANPLAY = Path(sys.executable).parent / "lanplay"
-GAME_TIMEOUT = 40.0
+GAME_TIMEOUT = 60.0
 
 pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the terminal end-to-end test needs it"),
@@ -56,7 +58,12 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
     word of `seen`, the game-over screen, the saved record)."""
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "LANPLAY_BOT_DELAY": "0", "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8"}
+    data = home / "data"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LANPLAY_")},  # loopback only
+        "HOME": str(home), "LANPLAY_HOME": str(data), "LANPLAY_BOT_DELAY": "0", "TERM": "xterm-256color",
+        "LC_CTYPE": "C.UTF-8",
+    }  # fmt: skip
     env.pop("TMUX", None)
     command = f"{LANPLAY} play --name Ann {' '.join(args)}; echo LANPLAY-EXIT=$?; sleep 60"
     terminal = Terminal(name, command, home, env)
@@ -81,8 +88,9 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
         assert "LANPLAY-EXIT=0" in after, after
     finally:
         terminal.close()
-    records = list(home.glob("lanplay-*.json"))
+    records = list((data / "records").glob("*.json"))
     assert len(records) == 1, records
+    assert not list(home.glob("lanplay-*.json"))  # nothing left in the current folder without --record
     return playing, over, records[0]
 
 
@@ -110,13 +118,15 @@ def test_sixth_sense_whole_game_in_a_terminal(tmp_path: Path) -> None:
     assert replay.complete and max(replay.game.totals(replay.final_state)) >= 1  # S-8.2
 
 
-def test_sixes_whole_game_in_dutch(tmp_path: Path) -> None:
+def test_sixes_whole_game_in_dutch_with_a_copy_of_the_record(tmp_path: Path) -> None:
+    copy = tmp_path / "home" / "kopie.json"
     playing, over, record = play_whole_game(
         tmp_path,
         "sixes",
-        ["--game", "sixes", "--bots", "3", "--option", "chips=1", "--lang", "nl"],
+        ["--game", "sixes", "--bots", "3", "--option", "chips=1", "--lang", "nl", "--record", str(copy)],
         ["Oros", "Bastos", "Jouw hand", "Stand", "fiches"],
     )
     assert playing
-    assert "Spel voorbij" in over and "Verslag bewaard in" in over
+    assert "Spel voorbij" in over and "Verslag bewaard in" in over and "kopie.json" in over
     assert replay_text(record.read_text()).complete
+    assert copy.read_bytes() == record.read_bytes()

@@ -1,8 +1,8 @@
 """The table as the terminal client shows it: a plain value that back ends feed and keys act on.
 
 Nothing here knows prompt_toolkit or where events come from (pyvim's model apart from layout):
-`LocalTable` feeds it from an in-process engine, the networked runner will feed it from the
-protocol. The model only ever holds what its seat may know: the back end hands it that seat's
+`LocalTable` feeds it from an in-process engine, `NetTable` from the protocol's
+events. The model only ever holds what its seat may know: the back end hands it that seat's
 `Game.view`, public events, and private results (a peek) meant for this seat alone.
 
 Choosing a move is a small state machine over the legal moves the back end offers:
@@ -148,6 +148,10 @@ class TableModel:
         self.help_scroll = 0
         self.confirm_quit = False
         self.quit_requested = False
+        self.pre_game = False  # seats still being taken: leaving costs nobody anything, so q leaves at once
+        self.quit_question = "quit_question"  # "quit_question_net" where people on other laptops play too
+        self.seated: tuple[str, ...] = ()  # before the game: who has taken a seat ("Bob (ab12-…)")
+        self.seats_total: int | None = None
         self.revision = 0
         self.listeners: list[Callable[[], None]] = []
 
@@ -167,6 +171,18 @@ class TableModel:
         return self.players[seat] if 0 <= seat < len(self.players) else f"#{seat}"
 
     # --- methods the back end calls ----------------------------------------------------------
+    def set_players(self, players: Sequence[str], my_seat: int) -> None:
+        """The seats as the table finally has them (a networked table knows them once every seat is taken)."""
+        self.players = tuple(players)
+        self.my_seat = my_seat
+        self._changed()
+
+    def set_seated(self, seated: Sequence[str], total: int | None) -> None:
+        """Before the game: the seats taken so far (name and fingerprint), of `total`."""
+        self.seated = tuple(seated)
+        self.seats_total = total
+        self._changed()
+
     def update_state(self, view: Any, round_no: int | None = None) -> None:
         """The seat's current view (`Game.view(state, my_seat)`); never another seat's or the full state."""
         self.view = view
@@ -194,6 +210,8 @@ class TableModel:
         self._rebuild_choices()
         if self.moves:
             self.waiting = ()
+            if self.error is not None and self.error.key == "not_your_turn":
+                self.error = None  # it is now
         self._changed()
 
     def clear_decision(self) -> None:
@@ -342,8 +360,8 @@ class TableModel:
         self._changed()
 
     def request_quit(self) -> None:
-        """`q`: ask first while a game is on; after the game leave at once."""
-        if self.game_over is not None:
+        """`q`: ask first while a game is on; before it starts and after it ends leave at once."""
+        if self.game_over is not None or self.pre_game:
             self.quit_requested = True
         else:
             self.confirm_quit = True

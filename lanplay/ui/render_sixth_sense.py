@@ -83,12 +83,15 @@ def table_area(model: TableModel, width: int) -> Lines:
     if not all(r.predicted):  # once everyone has predicted the marks say nothing new
         predicted: list[Line] = [[("class:label", model.text("predicted_label") + ":")]]
         for seat in range(view.players):
-            done = r.predicted[seat]
+            done = r.predicted[seat] or seat in model.recent.get("committed", ())
             predicted.append([("class:ok" if done else "class:disabled", f"{'✓' if done else '·'}{model.name(seat)}")])
         lines.extend(flow(predicted, width))
     mine = r.predictions[model.my_seat]
+    committed = model.recent.get("my_choice") if model.my_seat in model.recent.get("committed", ()) else None
     if mine is not None:
         lines.append([("", model.text("your_prediction", card="")), _card(mine.code)])
+    elif committed is not None:  # a networked table: laid face down, applied once everyone has
+        lines.append([("", model.text("your_prediction", card="")), _card(str(committed))])
     else:
         lines.append(text_line(model.text("your_prediction_none"), "class:disabled"))
     for peek in model.peeks:
@@ -150,7 +153,8 @@ def scores(model: TableModel, width: int) -> Lines:
         "class:label")]
     for seat in range(view.players):
         tricks = r.tricks[seat] if r is not None else 0
-        mark = "✓" if r is not None and r.predicted[seat] and r.points is None else " "
+        predicted = r is not None and (r.predicted[seat] or seat in model.recent.get("committed", ()))
+        mark = "✓" if r is not None and predicted and r.points is None else " "
         style = "class:me" if seat == model.my_seat else ""
         name = f"{me_mark(model, seat)}{model.name(seat)[: names - 1]}"
         lines.append(text_line(f"{name:<{names}} {mark}{tricks:>5} {view.totals[seat]:>6}", style))

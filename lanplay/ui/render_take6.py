@@ -66,8 +66,15 @@ def table_area(model: TableModel, width: int) -> Lines:
         return lines + _results(model)
     if view.stage in ("play", "reveal"):
         chosen: list[Line] = [[("class:label", model.text("chosen_label") + ":")]]
+        committed = model.recent.get("committed", ())
         for seat, card in enumerate(view.chosen):
-            if card is None:
+            if card is None and seat in committed:  # a networked table: committed, not yet revealed
+                mine = model.recent.get("my_choice") if seat == model.my_seat else None
+                if mine is not None:
+                    chosen.append([("class:ok", f"✓{model.name(seat)} "), (card_look(str(mine))[0], str(mine))])
+                else:
+                    chosen.append([("class:ok", f"✓{model.name(seat)}")])
+            elif card is None:
                 chosen.append([("class:disabled", f"·{model.name(seat)}")])
             elif seat == model.my_seat and card != HIDDEN:
                 chosen.append([("class:ok", f"✓{model.name(seat)} "), (card_look(str(card))[0], str(card))])
@@ -125,7 +132,8 @@ def scores(model: TableModel, width: int) -> Lines:
         f"{model.text('scores'):<{names}} {model.text('col_round')[:6]:>6} {model.text('col_total')[:6]:>6}",
         "class:label")]
     for seat in range(view.players):
-        mark = "✓" if view.stage == "play" and view.chosen[seat] is not None else " "
+        chose = view.chosen[seat] is not None or seat in model.recent.get("committed", ())
+        mark = "✓" if view.stage == "play" and chose else " "
         style = "class:me" if seat == model.my_seat else ""
         name = f"{me_mark(model, seat)}{model.name(seat)[: names - 1]}"
         lines.append(text_line(f"{name:<{names}} {mark}{view.penalty[seat]:>5} {view.totals[seat]:>6}", style))

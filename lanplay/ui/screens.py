@@ -156,8 +156,24 @@ def hand_with_options(model: TableModel, hand: Sequence[str], width: int, title:
 
 def table_area(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
     if model.view is None:
+        if model.pre_game:
+            return pre_game_lines(model, width)
         return [text_line(model.text("waiting_deal"), "class:disabled")]
     return list(_renderer(model).table_area(model, width))
+
+
+def pre_game_lines(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
+    """A networked table before its start: who sits, the seats still free, and how the game starts."""
+    lines: Lines = [text_line(model.text("seats_title"), "class:label")]
+    total = model.seats_total if model.seats_total is not None else len(model.seated)
+    for seat in range(max(total, len(model.seated))):
+        if seat < len(model.seated):
+            lines.extend(wrap_text(f" {seat + 1}. {model.seated[seat]}", width - 1, indent="    "))
+        else:
+            lines.append(text_line(f" {seat + 1}. " + model.text("seat_free"), "class:disabled"))
+    lines.append(text_line(""))
+    lines.extend(wrap_text(model.text("net_seats_how"), width - 1, "class:disabled"))
+    return lines
 
 
 def header(model: TableModel, width: int = SCREEN_WIDTH) -> Line:
@@ -246,7 +262,7 @@ def help_lines(model: TableModel) -> Lines:
 
 
 def quit_lines(model: TableModel) -> Lines:
-    return [text_line(model.text("quit_question")), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
+    return [text_line(model.text(model.quit_question)), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
 
 
 def game_over_lines(model: TableModel) -> Lines:

@@ -1,0 +1,289 @@
+"""The lobby as the terminal client shows it: a plain value (no prompt_toolkit), like `TableModel`.
+
+It lists the tables mDNS announces on this laptop's interface (`TableBrowser` feeds `set_tables`),
+shows this player's name and key fingerprint, offers a small form to create a table, and records what
+the person chose (`action`): create, join the selected table, resume the unfinished game, or quit.
+The screen (lobby_screen.py) leaves the lobby when an action is set; the loop there carries it out.
+
+How a game starts: joining takes a seat, and that is all "ready" means; the host's lobby sends the
+table plan once every seat is taken, and the game starts by itself (lanplay/lobby.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.api import Game, RuleError
+from engine.games import all_games, get_game
+from engine.sixes import MAX_CHIPS, MIN_CHIPS
+from lanplay.discovery import TableAdvert
+from lanplay.tables import PROTOCOL_VERSION
+from lanplay.ui.i18n import t
+from lanplay.ui.model import Msg
+from protocol.encoding import JSONObject
+
+GAME_ORDER = ("sixth-sense", "take6", "sixes")
+
+# The options the form offers, per game, and the values each cycles through (the first is the default).
+FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {
+    "sixth-sense": (
+        ("beginner", (False, True)),
+        ("target", (None, 1, 5, 10, 15, 20, 25, 30, 40, 50)),
+        ("late_trump", (False, True)),
+    ),
+    "take6": (("tactic", (False, True)), ("logic", (False, True)), ("profi", (False, True))),
+    "sixes": (("chips", (10,)),),  # a number: ←/→ step it (X-1.4: 1 to 50)
+}
+
+
+def options_text(options: Mapping[str, object]) -> str:
+    """Table options in a few words: `beginner, target 20`; defaults (false, none) are left out."""
+    parts = []
+    for key, value in sorted(options.items()):
+        if value is True:
+            parts.append(key)
+        elif value is False or value is None:
+            continue
+        else:
+            parts.append(f"{key} {value}")
+    return ", ".join(parts) or "–"
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    game: str
+    options: JSONObject
+    seats: int
+    bots: int
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    advert: TableAdvert
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Quit:
+    pass
+
+
+Action = Create | Join | Resume | Quit
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeOffer:
+    """The game this laptop's journal says it stopped in the middle of."""
+
+    game: str
+    names: tuple[str, ...]
+
+
+@dataclass
+class CreateForm:
+    """The create-a-table form: game, players, bots for empty seats, the game's options."""
+
+    game_id: str = GAME_ORDER[0]
+    seats: int = 4
+    bots: int = 0
+    values: dict[str, object] = field(default_factory=dict)
+    field: int = 0
+
+    def __post_init__(self) -> None:
+        self._defaults()
+
+    @property
+    def game(self) -> Game[Any, Any, Any, Any]:
+        return get_game(self.game_id)
+
+    def fields(self) -> list[str]:
+        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ()))]
+
+    def _defaults(self) -> None:
+        game = self.game
+        self.seats = max(game.min_players, min(self.seats, game.max_players))
+        self.bots = max(0, min(self.bots, self.seats - 1))
+        self.values = {key: choices[0] for key, choices in FORM_OPTIONS.get(self.game_id, ())}
+
+    def move(self, delta: int) -> None:
+        self.field = (self.field + delta) % len(self.fields())
+
+    def change(self, delta: int) -> None:
+        """←/→ on the focused field."""
+        name = self.fields()[self.field]
+        if name == "game":
+            games = [g for g in GAME_ORDER if g in all_games()]
+            self.game_id = games[(games.index(self.game_id) + delta) % len(games)]
+            self._defaults()
+            self.field = 0
+        elif name == "seats":
+            game = self.game
+            self.seats = max(game.min_players, min(game.max_players, self.seats + delta))
+            self.bots = min(self.bots, self.seats - 1)
+        elif name == "bots":
+            self.bots = max(0, min(self.seats - 1, self.bots + delta))
+        else:
+            key = name.removeprefix("opt:")
+            choices = dict(FORM_OPTIONS[self.game_id])[key]
+            if key == "chips":
+                value = self.values[key]
+                assert isinstance(value, int)
+                self.values[key] = max(MIN_CHIPS, min(MAX_CHIPS, value + delta))
+            else:
+                index = choices.index(self.values[key]) if self.values[key] in choices else 0
+                self.values[key] = choices[(index + delta) % len(choices)]
+
+    def options_json(self) -> JSONObject:
+        """The options as the engine reads them (RuleError if the engine refuses them)."""
+        game = self.game
+        return game.options_to_json(game.options_from_json(dict(self.values)))
+
+    def action(self) -> Create:
+        return Create(self.game_id, self.options_json(), self.seats, self.bots)
+
+
+class LobbyModel:
+    """Everything the lobby screen shows, and the actions its keys take."""
+
+    def __init__(self, name: str, fingerprint: str, interface: str, lang: str = "en") -> None:
+        self.name = name
+        self.fingerprint = fingerprint
+        self.interface = interface
+        self.lang = lang
+        self.tables: list[TableAdvert] = []
+        self.selected = 0
+        self.form: CreateForm | None = None
+        self.show_help = False
+        self.error: Msg | None = None
+        self.resume: ResumeOffer | None = None
+        self.forget_requested = False  # x: never offer that unfinished game again
+        self.action: Action | None = None
+        self.revision = 0
+        self.listeners: list[Callable[[], None]] = []
+
+    def _changed(self) -> None:
+        self.revision += 1
+        for listener in list(self.listeners):
+            listener()
+
+    def text(self, key: str, **params: object) -> str:
+        return t(key, self.lang, **params)
+
+    # --- fed by the browser -------------------------------------------------------------------------
+    def set_tables(self, tables: Mapping[str, TableAdvert]) -> None:
+        """The tables mDNS lists now; the selection stays on the same table when it is still there."""
+        current = self.selected_table
+        self.tables = sorted(tables.values(), key=lambda a: (a.game, a.host_name.lower(), a.table_id))
+        ids = [a.table_id for a in self.tables]
+        if current is not None and current.table_id in ids:
+            self.selected = ids.index(current.table_id)
+        else:
+            self.selected = max(0, min(self.selected, len(self.tables) - 1))
+        self._changed()
+
+    def set_resume(self, offer: ResumeOffer | None) -> None:
+        self.resume = offer
+        self._changed()
+
+    @property
+    def selected_table(self) -> TableAdvert | None:
+        return self.tables[self.selected] if 0 <= self.selected < len(self.tables) else None
+
+    def set_error(self, key: str | None, **params: object) -> None:
+        self.error = Msg(key, params) if key is not None else None
+        self._changed()
+
+    # --- keys ---------------------------------------------------------------------------------------
+    def move(self, delta: int) -> None:
+        if self.form is not None:
+            self.form.move(delta)
+        elif self.tables:
+            self.selected = (self.selected + delta) % len(self.tables)
+        self.error = None
+        self._changed()
+
+    def change(self, delta: int) -> None:
+        if self.form is not None:
+            self.form.change(delta)
+            self._changed()
+
+    def confirm(self) -> None:
+        """Enter: create the table of the form, or join the selected table."""
+        if self.form is not None:
+            try:
+                self.action = self.form.action()
+            except RuleError as exc:
+                self.set_error("refused", rule=exc.rule, reason=exc.message)
+                return
+            self.form = None
+            self._changed()
+            return
+        self.join_selected()
+
+    def join_selected(self) -> None:
+        advert = self.selected_table
+        if advert is None:
+            self.set_error("lobby_no_table")
+            return
+        if advert.seats_taken >= advert.seats_total:
+            self.set_error("lobby_no_free_seat")
+            return
+        if advert.game not in all_games() or advert.protocol_version != PROTOCOL_VERSION:
+            self.set_error("lobby_failed", reason=f"{advert.game} (protocol {advert.protocol_version})")
+            return
+        self.error = None
+        self.action = Join(advert)
+        self._changed()
+
+    def open_form(self) -> None:
+        if self.form is None:
+            self.form = CreateForm()
+            self.error = None
+            self._changed()
+
+    def back(self) -> None:
+        """Esc: close the form or the help."""
+        if self.show_help:
+            self.show_help = False
+        elif self.form is not None:
+            self.form = None
+        self.error = None
+        self._changed()
+
+    def toggle_help(self) -> None:
+        self.show_help = not self.show_help
+        self._changed()
+
+    def request_resume(self) -> None:
+        if self.resume is not None:
+            self.action = Resume()
+            self._changed()
+
+    def forget_resume(self) -> None:
+        if self.resume is not None:
+            self.resume = None
+            self.forget_requested = True
+            self._changed()
+
+    def quit(self) -> None:
+        self.action = Quit()
+        self._changed()
+
+
+def seat_text(advert: TableAdvert) -> str:
+    return f"{advert.seats_taken}/{advert.seats_total}"
+
+
+def game_title(lang: str, game_id: str) -> str:
+    text = t(f"game_{game_id}", lang)
+    return game_id if text == f"game_{game_id}" else text
+
+
+def names_text(names: Sequence[str]) -> str:
+    return ", ".join(names)

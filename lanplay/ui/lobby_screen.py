@@ -1,0 +1,386 @@
+"""`lanplay` with no arguments: the full-screen lobby, then the table screen, then the lobby again.
+
+The lobby lists the tables found live on the network (`TableBrowser` on `interface_from_env(None)`,
+redrawn whenever mDNS changes), with game, options, seats taken/total, host name and fingerprint,
+and this player's own name and fingerprint so people in the room can check who is who. Keys create
+a table (a small form: game, players, bots for empty seats, options), join the selected one, resume
+an unfinished game, or quit. A created or joined table opens the table screen (`NetTable`); q on it
+(before the start, or after the game) comes back here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.output import Output
+
+from engine.games import get_game
+from lanplay.discovery import TableBrowser
+from lanplay.runner import unfinished_journal
+from lanplay.store import Journal
+from lanplay.ui.app import STYLE, _columns, run_table_app
+from lanplay.ui.lobby_model import (
+    Create,
+    Join,
+    LobbyModel,
+    Quit,
+    Resume,
+    ResumeOffer,
+    game_title,
+    options_text,
+    seat_text,
+)
+from lanplay.ui.model import TableModel
+from lanplay.ui.net_table import NetTable
+from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_text
+from protocol.identity import Identity
+
+log = logging.getLogger(__name__)
+
+HELP_PARAGRAPHS = 5
+
+
+# --- what the lobby looks like ------------------------------------------------------------------------
+
+
+def header(model: LobbyModel, width: int = SCREEN_WIDTH) -> Line:
+    left = " " + model.text("lobby_title", interface=model.interface)
+    return [("class:header", left + " " * max(1, width - len(left)))]
+
+
+def _you(model: LobbyModel, width: int) -> Lines:
+    lines: Lines = [[("class:label", model.text("lobby_you", name=model.name, fingerprint=model.fingerprint))]]
+    lines.extend(wrap_text(model.text("lobby_you_hint"), width - 1, "class:disabled"))
+    return lines
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table_list(model: LobbyModel, width: int) -> Lines:
+    lines: Lines = [text_line(f"{model.text('lobby_tables')} ({len(model.tables)})", "class:label")]
+    if not model.tables:
+        lines.append(text_line("  " + model.text("lobby_none"), "class:disabled"))
+        return lines
+    head = (
+        f"   {model.text('lobby_col_game'):<10} {model.text('lobby_col_options'):<18} "
+        f"{model.text('lobby_col_seats'):<8} {model.text('lobby_col_host'):<12} {model.text('lobby_col_fp')}"
+    )
+    lines.append(text_line(head[:width], "class:disabled"))
+    for index, advert in enumerate(model.tables):
+        selected = index == model.selected
+        full = advert.seats_taken >= advert.seats_total
+        seats = seat_text(advert) + (f" {model.text('lobby_full')}" if full else "")
+        row = (
+            f" {'▸' if selected else ' '} {game_title(model.lang, advert.game)[:10]:<10} "
+            f"{_cut(options_text(advert.options), 18):<18} {seats[:8]:<8} {_cut(advert.host_name, 12):<12} "
+            f"{advert.host_fingerprint}"
+        )
+        style = "class:cursor" if selected else ("class:disabled" if full else "")
+        lines.append(text_line(row[:width], style))
+    return lines
+
+
+def _value_text(model: LobbyModel, value: object) -> str:
+    if value is True:
+        return model.text("form_on")
+    if value is False:
+        return model.text("form_off")
+    if value is None:
+        return model.text("form_none")
+    return str(value)
+
+
+def _form(model: LobbyModel, width: int) -> Lines:
+    form = model.form
+    assert form is not None
+    lines: Lines = [text_line(model.text("form_title"), "class:label"), text_line("")]
+    labels = {"game": "form_game", "seats": "form_seats", "bots": "form_bots"}
+    for index, name in enumerate(form.fields()):
+        if name == "game":
+            value = game_title(model.lang, form.game_id)
+        elif name == "seats":
+            value = f"{form.seats}  ({form.game.min_players}–{form.game.max_players})"
+        elif name == "bots":
+            value = str(form.bots)
+        else:
+            value = _value_text(model, form.values[name.removeprefix("opt:")])
+        label = model.text(labels.get(name, f"form_opt_{name.removeprefix('opt:')}"))
+        focused = index == form.field
+        lines.append([
+            ("class:label" if focused else "", f" {'▸' if focused else ' '} {label:<24} "),
+            ("class:cursor" if focused else "class:button", f"◂ {value} ▸"),
+        ])
+    lines.append(text_line(""))
+    free = form.seats - 1 - form.bots
+    lines.extend(wrap_text(model.text("form_summary", bots=form.bots, free=free), width - 1))
+    return lines
+
+
+def _help(model: LobbyModel, width: int) -> Lines:
+    lines: Lines = [text_line(model.text("lobby_help_title"), "class:label"), text_line("")]
+    for number in range(1, HELP_PARAGRAPHS + 1):
+        lines.extend(wrap_text(model.text(f"lobby_help_{number}"), width - 1))
+        lines.append(text_line(""))
+    lines.append(text_line(""))
+    lines.append(text_line(model.text("lobby_help_keys"), "class:keys"))
+    return lines
+
+
+def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
+    if model.show_help:
+        return _help(model, width)
+    lines = _you(model, width)
+    lines.append(text_line(""))
+    if model.resume is not None:
+        offer = model.resume
+        text = model.text("lobby_resume", game=game_title(model.lang, offer.game), names=", ".join(offer.names))
+        lines.extend(wrap_text(text, width - 1, "class:status.mine"))
+        lines.append(text_line(""))
+    lines.extend(_form(model, width) if model.form is not None else _table_list(model, width))
+    lines.append(text_line(""))
+    lines.extend(wrap_text(model.text("lobby_how"), width - 1, "class:disabled"))
+    return lines
+
+
+def footer(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
+    error = model.error.text(model.lang) if model.error is not None else ""
+    if model.form is not None:
+        keys = model.text("form_keys")
+    elif model.resume is not None:
+        keys = model.text("lobby_keys_resume")
+    else:
+        keys = model.text("lobby_keys")
+    return [text_line(" " + error[: width - 2], "class:error"), text_line(" " + keys[: width - 2], "class:keys")]
+
+
+def lobby_text(model: LobbyModel, width: int = SCREEN_WIDTH) -> str:
+    """The whole lobby screen as plain text (tests)."""
+    return "\n".join(plain(part) for part in ([header(model, width)], body(model, width), footer(model, width)))
+
+
+# --- keys and the application ---------------------------------------------------------------------------
+
+
+def lobby_key_bindings(model: LobbyModel) -> KeyBindings:
+    kb = KeyBindings()
+    listing = Condition(lambda: model.form is None and not model.show_help)
+    helping = Condition(lambda: model.show_help)
+    normal = Condition(lambda: not model.show_help)
+
+    def leave_if_chosen(event: KeyPressEvent) -> None:
+        if model.action is not None:
+            event.app.exit()
+
+    @kb.add("up", filter=normal)
+    @kb.add("s-tab", filter=normal)
+    def _up(event: KeyPressEvent) -> None:
+        model.move(-1)
+
+    @kb.add("down", filter=normal)
+    @kb.add("tab", filter=normal)
+    def _down(event: KeyPressEvent) -> None:
+        model.move(1)
+
+    @kb.add("left", filter=normal)
+    def _left(event: KeyPressEvent) -> None:
+        model.change(-1)
+
+    @kb.add("right", filter=normal)
+    def _right(event: KeyPressEvent) -> None:
+        model.change(1)
+
+    @kb.add("enter", filter=normal)
+    def _enter(event: KeyPressEvent) -> None:
+        model.confirm()
+        leave_if_chosen(event)
+
+    @kb.add("c", filter=listing)
+    @kb.add("n", filter=listing)
+    def _create(event: KeyPressEvent) -> None:
+        model.open_form()
+
+    @kb.add("r", filter=listing)
+    def _resume(event: KeyPressEvent) -> None:
+        model.request_resume()
+        leave_if_chosen(event)
+
+    @kb.add("x", filter=listing)
+    def _forget(event: KeyPressEvent) -> None:
+        model.forget_resume()
+
+    @kb.add("?", filter=normal)
+    @kb.add("?", filter=helping)
+    def _help(event: KeyPressEvent) -> None:
+        model.toggle_help()
+
+    @kb.add("escape")
+    def _back(event: KeyPressEvent) -> None:
+        model.back()
+
+    @kb.add("q", filter=listing)
+    @kb.add("c-c")
+    def _quit(event: KeyPressEvent) -> None:
+        model.quit()
+        leave_if_chosen(event)
+
+    @kb.add("q", filter=~listing)
+    def _close(event: KeyPressEvent) -> None:
+        model.back()
+
+    return kb
+
+
+def build_lobby_app(
+    model: LobbyModel, *, input: Input | None = None, output: Output | None = None
+) -> Application[None]:
+    def control(render: Callable[[], Lines]) -> FormattedTextControl:
+        return FormattedTextControl(lambda: join(render()), focusable=False, show_cursor=False)
+
+    layout = HSplit([
+        Window(control(lambda: [header(model, _columns())]), height=1),
+        Window(control(lambda: body(model, _columns())), wrap_lines=False),
+        Window(control(lambda: footer(model, _columns())), height=2),
+    ])
+    return Application(
+        layout=Layout(layout), key_bindings=lobby_key_bindings(model), style=STYLE, full_screen=True,
+        input=input, output=output,
+    )  # fmt: skip
+
+
+# --- the loop: lobby, table, lobby ------------------------------------------------------------------------
+
+
+def _resume_offer(data_dir: Path) -> tuple[ResumeOffer, Path] | None:
+    try:
+        found = unfinished_journal(data_dir)
+    except Exception as exc:  # a damaged journal must not keep anyone out of the lobby
+        log.warning("cannot read the journals: %s", exc)
+        return None
+    if found is None:
+        return None
+    plan, path = found
+    return ResumeOffer(plan.game, tuple(seat.name for seat in plan.seats)), path
+
+
+async def run_lobby(
+    *,
+    identity: Identity,
+    data_dir: Path,
+    interface: str,
+    name: str,
+    lang: str,
+    bot_delay: float = 0.3,
+    step_timeout: float = 20.0,
+    input: Input | None = None,
+    output: Output | None = None,
+    on_lobby: Callable[[LobbyModel], None] | None = None,
+    on_table: Callable[[TableModel, NetTable], None] | None = None,
+) -> int:
+    """The lobby until the person quits; each table chosen there is played on the table screen."""
+    model = LobbyModel(name, identity.public.fingerprint, interface, lang)
+    offer = _resume_offer(data_dir)
+    model.resume = offer[0] if offer is not None else None
+    if on_lobby is not None:
+        on_lobby(model)
+    browser = TableBrowser(interface=interface, on_change=model.set_tables)
+    await browser.start()
+    try:
+        while True:
+            model.action = None
+            app = build_lobby_app(model, input=input, output=output)
+
+            def redraw(app: Application[None] = app) -> None:
+                app.invalidate()
+
+            model.listeners.append(redraw)
+            try:
+                await app.run_async()
+            finally:
+                model.listeners.remove(redraw)
+            if model.forget_requested and offer is not None:
+                with contextlib.suppress(Exception):
+                    Journal(offer[1]).append({"t": "done"})
+                offer = None
+                model.forget_requested = False
+            action = model.action
+            if action is None or isinstance(action, Quit):
+                return 0
+            table_model, table = _table_for(
+                action, model, identity=identity, data_dir=data_dir, interface=interface, name=name, lang=lang,
+                bot_delay=bot_delay, step_timeout=step_timeout,
+            )  # fmt: skip
+            if on_table is not None:
+                on_table(table_model, table)
+            await run_table_app(table_model, table, input=input, output=output)
+            offer = _resume_offer(data_dir)
+            model.set_resume(offer[0] if offer is not None else None)
+            model.set_tables(browser.tables)
+    finally:
+        await browser.stop()
+
+
+def _table_for(
+    action: Create | Join | Resume,
+    lobby: LobbyModel,
+    *,
+    identity: Identity,
+    data_dir: Path,
+    interface: str,
+    name: str,
+    lang: str,
+    bot_delay: float,
+    step_timeout: float,
+) -> tuple[TableModel, NetTable]:
+    common: dict[str, Any] = {
+        "identity": identity, "data_dir": data_dir, "interface": interface, "name": name, "bot_delay": bot_delay,
+        "step_timeout": step_timeout,
+    }  # fmt: skip
+    if isinstance(action, Create):
+        players = [name, *(f"Bot {i}" for i in range(1, action.bots + 1))]
+        model = TableModel(get_game(action.game), players, 0, lang)
+        table = NetTable(model, **common).host(
+            options=action.options, seats=action.seats, bots=action.bots, advertise=True
+        )
+        return model, table
+    if isinstance(action, Join):
+        advert = action.advert
+        model = TableModel(get_game(advert.game), [name], 0, lang)
+        table = NetTable(model, **common).join((advert.address, advert.port), advert.seats_total)
+        return model, table
+    assert lobby.resume is not None
+    model = TableModel(get_game(lobby.resume.game), lobby.resume.names, 0, lang)
+    return model, NetTable(model, **common).resume()
+
+
+def lobby_command(name: str | None, lang: str | None, interface: str | None) -> int:
+    """`lanplay` (or `lanplay lobby`)."""
+    from lanplay.discovery import interface_from_env
+    from lanplay.store import data_dir
+    from lanplay.tables import load_identity
+    from lanplay.ui.app import _login_name, log_to_file
+    from lanplay.ui.i18n import detect_lang
+    from lanplay.ui.local_table import bot_delay_from_env
+
+    directory = data_dir()
+    log_to_file(directory)
+    address = interface_from_env(interface)
+    identity = load_identity(directory)
+    return asyncio.run(
+        run_lobby(
+            identity=identity, data_dir=directory, interface=address, name=name or _login_name(),
+            lang=detect_lang(lang), bot_delay=bot_delay_from_env(),
+        )
+    )
+

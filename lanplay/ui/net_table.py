@@ -1,0 +1,598 @@
+"""The networked back end of the table screen: the model's seat plays through the real protocol.
+
+`NetTable` hosts a table (`lanplay.tables.host_table`, with in-process bot peers that speak the
+protocol over loopback like any laptop), joins one (`join_table`) or resumes the game this laptop
+was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTable` feeds:
+
+- the seat's view after every event (`session.view()`, through `Game.view` for this seat);
+- its decisions: the runner asks `ScreenPlayer.decide`, the model shows the moves, the person's
+  confirmed move resolves the decision;
+- whom the table waits for (a laptop whose link is down shows as "reconnecting");
+- the narration of `Moved` events, told by local_table's helpers from the states before and after
+  each move; the session hands its events over in batches after the fact, so `NetTable` keeps its
+  own copy of the seat's state (`shadow`) and applies each move to it through the engine;
+- a peek result only from `PeekResult` (the session gives it to the peeker alone), the audit line
+  from `RoundAudited` ("Round 1 confirmed") and a broken rule from `Blamed`, in plain words;
+- the game-over screen from `GameOver` with the path of the saved record (`Outcome.record_path`).
+
+Between rounds the finished round stays on screen until the person presses Enter (the others play
+on meanwhile; their moves are told once the person is back). Nothing here is game-specific beyond
+what local_table's narration already knows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+from collections import deque
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from engine.api import IllegalMove, RuleError
+from engine.record import replay
+from lanplay.lobby import LobbyHost, SeatInfo
+from lanplay.runner import Outcome, TableRunner
+from lanplay.store import save_record
+from lanplay.tables import host_table, join_table, resume_table
+from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
+from lanplay.ui.model import CONTINUE, TableModel
+from protocol.encoding import JSONObject
+from protocol.identity import Identity
+from protocol.session import (
+    HIDDEN_KINDS,
+    Blamed,
+    Dealt,
+    Event,
+    GameOver,
+    Moved,
+    PeekResult,
+    Refused,
+    RoundAudited,
+    TableSession,
+)
+
+log = logging.getLogger(__name__)
+
+POLL = 0.1  # how often links and waiting are looked at (a link going down is no event)
+
+# Which plain-words explanation (i18n "why_<key>") a broken rule gets.
+_WHY = {
+    "P-1.1": "identity",
+    "P-1.2": "equivocation",
+    "P-1.3": "order",
+    "P-2.2": "desync",
+    "P-3.2": "commit",
+    "P-3.3": "commit",
+    "P-4.2": "deck",
+    "P-4.3": "deck",
+    "P-4.4": "deck",
+    "P-4.5": "peek",
+    "P-5.1": "turn",
+    "P-5.2": "audit",
+    "P-5.3": "withhold",
+}
+
+
+def why_key(rule: str) -> str:
+    """The plain-words explanation of a broken rule: protocol rules by id, any game rule as "the rules"."""
+    if rule in _WHY:
+        return _WHY[rule]
+    if rule[:2] in ("S-", "T-", "X-"):
+        return "rules"
+    return "other"
+
+
+class ScreenPlayer:
+    """The `LocalPlayer` of the seat at this screen: each decision goes to the model, the person answers."""
+
+    def __init__(self, table: NetTable) -> None:
+        self.table = table
+
+    async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+        return await self.table.decide(moves)
+
+
+Start = Callable[[], Coroutine[Any, Any, Outcome | None]]
+
+
+class NetTable:
+    """Plays `model`'s seat at a networked table; `run()` returns the `Outcome` (None: nothing to resume).
+
+    Choose what to do with `host`, `join` or `resume` before `run`. `data_dir` holds the identity's
+    records; `table_dir` (default: `data_dir`) the journals of this table. `record_copy`: where the
+    record is copied at the end (the `--record` of `lanplay play`)."""
+
+    def __init__(
+        self,
+        model: TableModel,
+        *,
+        identity: Identity,
+        data_dir: Path,
+        interface: str,
+        name: str,
+        table_dir: Path | None = None,
+        bot_delay: float = 0.0,
+        step_timeout: float = 20.0,
+        record_copy: Path | None = None,
+        pause_between_rounds: bool = True,
+    ) -> None:
+        self.model = model
+        self.game = model.game
+        self.identity = identity
+        self.data_dir = data_dir
+        self.table_dir = table_dir if table_dir is not None else data_dir
+        self.interface = interface
+        self.name = name
+        self.bot_delay = bot_delay
+        self.step_timeout = step_timeout
+        self.record_copy = record_copy
+        self.pause_between_rounds = pause_between_rounds
+        self.player = ScreenPlayer(self)
+        self.runner: TableRunner | None = None
+        self.lobby: LobbyHost | None = None
+        self.seated: tuple[SeatInfo, ...] = ()
+        self.seats_taken: int | None = None
+        self.seats_total: int | None = None
+        self.outcome: Outcome | None = None
+        self.record_path: Path | None = None  # the record in the data dir (also after leaving early)
+        self.shown_record: Path | None = None  # what the game-over screen names: the copy if there is one
+        self.left_early = False
+        self.shadow: Any = None  # this seat's state as of the last event told
+        self.round_no = 0
+        self._start: Start | None = None
+        self._queue: deque[Event] = deque()
+        self._flush_scheduled = False
+        self._paused = False
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._decision: asyncio.Future[Any] | None = None
+        self._offered: tuple[Any, ...] = ()
+        self._hidden_mine: dict[str, Any] = {}  # kind -> this seat's own hidden move of this round
+        self._winners: tuple[int, ...] | None = None
+        self._ever_connected: set[int] = set()
+        self._shown: tuple[object, ...] | None = None
+        model.submit = self.submit
+
+    # --- what to play --------------------------------------------------------------------------------
+    def host(
+        self,
+        *,
+        options: JSONObject,
+        seats: int,
+        bots: int,
+        bot_kind: str = "heuristic",
+        advertise: bool = False,
+    ) -> NetTable:
+        """Host a table on `interface` (seat 0); `bots` seats are filled by in-process bot peers."""
+        self.seats_total = seats
+        if seats - 1 - bots > 0:
+            self.model.quit_question = "quit_question_net"
+
+        async def start() -> Outcome:
+            return await host_table(
+                identity=self.identity, data_dir=self.table_dir, name=self.name, game=self.game.id,
+                options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
+                bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
+                on_event=self._on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def join(self, address: tuple[str, int], seats_total: int | None = None) -> NetTable:
+        """Take a seat at the table whose lobby listens at `address` (from its advert)."""
+        self.seats_total = seats_total
+        self.model.quit_question = "quit_question_net"
+
+        async def start() -> Outcome:
+            return await join_table(
+                identity=self.identity, data_dir=self.table_dir, name=self.name, interface=self.interface,
+                player=self.player, address=address, step_timeout=self.step_timeout, on_event=self._on_event,
+                on_runner=self._on_runner, on_seats=self._on_seats,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def resume(self) -> NetTable:
+        """Carry on the game this laptop's journal says it was in (run() returns None if there is none)."""
+        self.model.quit_question = "quit_question_net"
+
+        async def start() -> Outcome | None:
+            return await resume_table(
+                identity=self.identity, data_dir=self.table_dir, interface=self.interface, player=self.player,
+                step_timeout=self.step_timeout, on_event=self._on_event, on_runner=self._on_runner,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    # --- the back end's life ---------------------------------------------------------------------------
+    async def run(self) -> Outcome | None:
+        assert self._start is not None, "call host(), join() or resume() first"
+        self.model.pre_game = self.runner is None
+        self.model.set_status("net_connecting")
+        poll = asyncio.ensure_future(self._poll())
+        try:
+            outcome = await self._start()
+        except asyncio.CancelledError:
+            self._leave_early()
+            raise
+        finally:
+            poll.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poll
+        self.outcome = outcome
+        if outcome is not None:
+            self._finish(outcome)
+        return outcome
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(POLL)
+            try:
+                if self.runner is None:
+                    self._show_seats()
+                else:
+                    self._flush()
+            except Exception:  # the screen must not stop the game
+                log.exception("refreshing the table screen failed")
+
+    def _on_runner(self, runner: TableRunner) -> None:
+        self.runner = runner
+        names = runner.settings.names
+        self.model.pre_game = False
+        self.model.set_players(names, runner.me)
+        seats = [f"{name} ({seat.fingerprint})" for name, seat in zip(names, runner.plan.seats, strict=True)]
+        self.model.add_event("ev_seats", names=", ".join(seats))
+        self.model.set_status("net_starting")
+
+    def _on_lobby(self, lobby: LobbyHost, port: int) -> None:
+        self.lobby = lobby
+        self._show_seats()
+
+    def _on_seats(self, seats: list[SeatInfo]) -> None:
+        self.seated = tuple(seats)
+        self._show_seats()
+
+    def _show_seats(self) -> None:
+        if self.runner is not None:
+            return
+        if self.lobby is not None:
+            self.seated, self.seats_total = self.lobby.taken, self.lobby.seats
+        if not self.seated:
+            return
+        self.seats_taken = len(self.seated)
+        shown: tuple[object, ...] = ("seats", self.seated, self.seats_total)
+        if shown == self._shown:
+            return
+        self._shown = shown
+        self.model.set_seated([f"{seat.name} ({seat.fingerprint})" for seat in self.seated], self.seats_total)
+        if self.seats_total is None:
+            self.model.set_status("net_seats_some", taken=self.seats_taken)
+        else:
+            self.model.set_status("net_seats", taken=self.seats_taken, total=self.seats_total)
+
+    @property
+    def session(self) -> TableSession | None:
+        return self.runner.session if self.runner is not None else None
+
+    # --- decisions -------------------------------------------------------------------------------------
+    async def decide(self, moves: tuple[Any, ...]) -> Any:
+        """The person's move among `moves`; None if the game stopped meanwhile."""
+        self._flush()
+        await self._resumed.wait()  # the last round's results stay until the person has seen them
+        self._flush()
+        session = self.session
+        if session is None or session.stage in ("over", "ended") or not moves:
+            return None
+        loop = asyncio.get_running_loop()
+        self._decision = decision = loop.create_future()
+        self._offered = tuple(moves)
+        self.model.set_decision(self._offered)
+        try:
+            move = await decision
+        finally:
+            self._decision, self._offered = None, ()
+        return move
+
+    def submit(self, move: Any) -> None:
+        """A move the person confirmed (the model's `submit`); IllegalMove if it is not open now."""
+        if move is CONTINUE:
+            if not self._paused:
+                raise IllegalMove("format", "no round is waiting to start")
+            self._unpause()
+            return
+        decision = self._decision
+        if decision is None or decision.done():
+            raise IllegalMove("format", "no move is expected from you now")
+        if move not in self._offered:
+            raise IllegalMove("format", "that move is not one of the moves allowed now")
+        kind = self.game.expected(self.session.view()).kind if self.session is not None else ""
+        self._hidden_mine[kind] = move
+        if (self.game.id, kind) in HIDDEN_KINDS:  # shown as mine until the table applies it
+            card: Any = getattr(move, "card", None)
+            self.model.recent["my_choice"] = getattr(card, "code", card)
+        decision.set_result(move)
+
+    def _drop_decision(self) -> None:
+        if self._decision is not None and not self._decision.done():
+            self._decision.set_result(None)
+        self.model.clear_decision()
+
+    def _pause(self) -> None:
+        self._paused = True
+        self._resumed.clear()
+        self.model.set_waiting(())
+        self.model.ask_continue()
+
+    def _unpause(self) -> None:
+        self._paused = False
+        self._resumed.set()
+        self._flush()
+
+    # --- events ---------------------------------------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        """The runner's listener: called for each event of a batch after the session made the whole
+        batch, so the session's state is already past them; they are told once the batch is in."""
+        self._queue.append(event)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._paused and any(isinstance(e, Blamed) for e in self._queue):
+            self._paused = False  # the game stopped: nothing more to wait for
+            self._resumed.set()
+        while self._queue and not self._paused:
+            self._handle(self._queue.popleft())
+        if not self._paused:
+            self._sync()
+
+    def _handle(self, event: Event) -> None:
+        if isinstance(event, Dealt):
+            self._dealt(event)
+        elif isinstance(event, Moved):
+            self._moved(event)
+        elif isinstance(event, PeekResult):
+            self._peek(event)
+        elif isinstance(event, RoundAudited):
+            self._audited(event)
+        elif isinstance(event, Blamed):
+            self._blamed(event)
+        elif isinstance(event, GameOver):
+            self._winners = event.winners
+            self._drop_decision()
+            self.model.set_status("net_saving")
+        elif isinstance(event, Refused):
+            log.info("refused input from seat %s: %s %s", event.sender, event.rule, event.message)
+
+    def _view(self, state: Any) -> Any:
+        return self.game.view(state, self.model.my_seat)
+
+    def _dealt(self, event: Dealt) -> None:
+        self.round_no = event.round + 1
+        self.shadow = self._deal_state()
+        self._hidden_mine.clear()
+        model = self.model
+        model.start_round(self.round_no)
+        view = self._view(self.shadow)
+        model.update_state(view, self.round_no)
+        model.add_events(round_start_events(model, view, self.round_no))
+
+    def _deal_state(self) -> Any:
+        """The seat's state right after the deal: the session may already have applied later moves."""
+        session = self.session
+        assert session is not None
+        rd = session.round
+        if rd is None or not rd.dealt:
+            return session.view()
+        cards: list[str | None] = [None] * rd.ctx.size
+        for position in rd.layout_hands[session.me]:
+            cards[position] = rd.my_cards[position]
+        for position in rd.table_positions:
+            cards[position] = rd.table_cards[position]
+        deal = self.game.deal_from_cards(session.full_state, rd.dealer, cards)
+        return self.game.start_round(session.full_state, deal)
+
+    def _revealed(self, state: Any) -> Any:
+        """S-8.3: the table card turned after the predictions (no event says so: it shows in the state)."""
+        session = self.session
+        assert session is not None
+        rd = session.round
+        if rd is None or not all(p in rd.table_cards for p in rd.late_positions):
+            return state
+        after = self.game.reveal(state, [rd.table_cards[p] for p in rd.late_positions])
+        self._tell_trump(state, after)
+        return after
+
+    def _tell_trump(self, before: Any, after: Any) -> None:
+        if self.game.id != "sixth-sense":
+            return
+        r0, r1 = getattr(before, "round", None), getattr(after, "round", None)
+        if r0 is not None and r1 is not None and r0.trump is None and r1.trump is not None:
+            self.model.add_event("ev_trump", colour=r1.trump.colour)
+
+    def _moved(self, event: Moved) -> None:
+        before = self.shadow
+        if before is None:
+            return
+        game = self.game
+        if game.expected(before).phase == "reveal":
+            before = self._revealed(before)
+        try:
+            move = game.move_from_json(event.move)
+            kind = game.expected(before).kind
+            if event.seat == self.model.my_seat and (game.id, kind) in HIDDEN_KINDS and event.move.get(kind) is None:
+                move = self._my_hidden_move(kind, move)  # the session tells only that I chose
+            after = game.apply(before, move)
+        except RuleError as exc:  # never expected: the session applied the same move; resynchronise
+            log.warning("cannot follow move %s: %s", event.move, exc)
+            self.shadow = self.session.view() if self.session is not None else None
+            return
+        self.shadow = after
+        model = self.model
+        model.update_state(self._view(after), self.round_no)
+        model.add_events(move_events(model, before, move, after))
+
+    def _my_hidden_move(self, kind: str, move: Any) -> Any:
+        mine = self._hidden_mine.pop(kind, None)
+        if mine is not None:
+            return mine
+        # Resumed from the journal: the session's own state holds this seat's real choice.
+        session = self.session
+        if session is not None and kind == "predict":
+            card = session.view().round.predictions[session.me]
+            if card is not None:
+                return type(move)(move.seat, card)
+        return move
+
+    def _peek(self, event: PeekResult) -> None:
+        trick = 0
+        r = getattr(self.shadow, "round", None)
+        for peek in getattr(r, "peeks", ()):
+            if peek.peeker == self.model.my_seat and peek.target == event.target:
+                trick = peek.trick + 1
+        self.model.show_peek(trick, event.target, event.card)
+
+    def _audited(self, event: RoundAudited) -> None:
+        """S-7.1: the round is confirmed and every prediction is public now."""
+        session = self.session
+        assert session is not None
+        round_no = event.round + 1
+        if len(session.rounds) == round_no:
+            full = session.full_state
+        else:  # never expected: the session is past this round already
+            full = replay(session.record()).rounds[event.round].moves[-1][1]
+        model = self.model
+        self.shadow = full
+        model.update_state(self._view(full), round_no)
+        result = round_result(model, full, round_no)
+        if result is not None:
+            model.add_round_result(result)
+        model.add_events(round_end_events(model, full))
+        model.set_audit(round_no, True, "audit_ok")
+        if self.pause_between_rounds and self.game.expected(full).phase != "over":
+            self._pause()
+
+    def _blamed(self, event: Blamed) -> None:
+        model = self.model
+        name = model.name(event.seat) if event.seat is not None else model.text("blame_someone")
+        model.set_audit(
+            max(self.round_no, 1), False, "audit_blame", name=name, rule=event.rule, why=why_key(event.rule),
+            reason=event.message,
+        )  # fmt: skip
+        self._drop_decision()
+
+    # --- what the screen shows between events ---------------------------------------------------------
+    def _sync(self) -> None:
+        """Catch the screen up with the session (a turned trump card and links going down are no events)."""
+        session, runner, model = self.session, self.runner, self.model
+        if session is None or runner is None or model.game_over is not None:
+            return
+        state = session.view()
+        if self.round_no == 0 and session.round is not None and session.stage == "play":
+            self.round_no = session.round.index + 1  # resumed from the journal: no Dealt was told
+            model.add_event("ev_resumed", round=self.round_no)
+        if self.shadow is not None and state is not self.shadow and session.stage == "play":
+            self._tell_trump(self.shadow, state)
+        if session.stage == "play" or self.shadow is None:
+            self.shadow = state
+        if self.shadow is not None and session.stage != "over":
+            view = self._view(self.shadow)
+            if view != model.view:
+                model.update_state(view, self.round_no or None)
+        self._show_committed(session)
+        self._show_waiting(session, runner)
+
+    def _show_committed(self, session: TableSession) -> None:
+        """Who has made a hidden choice (a prediction, a 6 nimmt! card) that is not applied yet: public,
+        shown as the in-process table shows it (a mark, never the card)."""
+        rd = session.round
+        committed = tuple(sorted(rd.phase_commits)) if rd is not None and session.stage == "play" else ()
+        if committed != self.model.recent.get("committed", ()):
+            self.model.set_recent("committed", committed)
+
+    def _show_waiting(self, session: TableSession, runner: TableRunner) -> None:
+        model = self.model
+        me = session.me
+        self._ever_connected |= runner.connected
+        waiting = session.waiting()
+        seats: tuple[int, ...] = ()
+        reconnecting = False
+        status: str | None = None
+        if session.stage == "over":
+            status = "net_saving"
+        elif waiting is not None:
+            others = [s for s in waiting.seats if s != me]
+            gone = tuple(s for s in others if s in self._ever_connected and s not in runner.connected)
+            if gone:
+                seats, reconnecting = gone, True
+            elif waiting.automatic and session.stage in ("seed", "deal", "audit"):
+                status = {"seed": "net_starting", "deal": "net_dealing", "audit": "net_auditing"}[session.stage]
+            else:
+                seats = tuple(others)
+        shown = ("waiting", seats, reconnecting, status, bool(model.moves))
+        if shown == self._shown:
+            return
+        self._shown = shown
+        model.set_status(status)
+        model.set_waiting(seats if not model.moves else (), reconnecting)
+
+    # --- the end ----------------------------------------------------------------------------------------
+    def _finish(self, outcome: Outcome) -> None:
+        self._flush()
+        if self._paused:
+            self._unpause()
+        model = self.model
+        session = self.session
+        self.record_path = self._keep_record(outcome.record_path)
+        state = session.full_state if session is not None else None
+        totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
+        stopped = outcome.blame is not None
+        winners = () if stopped else (self._winners or self.game.winners(state) or ())
+        shown = self.shown_record or self.record_path
+        model.set_game_over(winners, totals, str(shown) if shown is not None else None, stopped=stopped)
+
+    def _keep_record(self, path: Path | None) -> Path | None:
+        """The record into the data dir's records (from a `table_dir` of its own), and its copy."""
+        if path is None:
+            return None
+        if path.parent != self.data_dir / "records":
+            text = path.read_text(encoding="utf-8")
+            table = self.runner.settings.table if self.runner is not None else path.stem
+            moved = save_record(self.data_dir, table, text)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            path = moved
+        self.model.add_event("ev_record_saved", path=str(path))
+        if self.record_copy is not None:
+            try:
+                self.record_copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, self.record_copy)
+                self.shown_record = self.record_copy.resolve()
+                self.model.add_event("ev_record_copied", path=str(self.shown_record))
+            except OSError as exc:
+                log.warning("cannot copy the record to %s: %s", self.record_copy, exc)
+        return path
+
+    def _leave_early(self) -> None:
+        """The person left mid-game: keep the rounds so far, and do not offer to resume a game left on purpose."""
+        self.left_early = True
+        runner, session = self.runner, self.session
+        if runner is None or session is None:
+            return
+        with contextlib.suppress(Exception):
+            runner.journal.append({"t": "done"})
+        record = session.record()
+        if record.rounds:
+            try:
+                path = save_record(self.data_dir, runner.settings.table, record.dumps())
+                self.record_path = self._keep_record(path)
+            except Exception as exc:  # leaving must not fail for want of a record
+                log.warning("cannot save the rounds so far: %s", exc)
+

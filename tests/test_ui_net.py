@@ -1,0 +1,383 @@
+"""The table screen and the lobby over the real protocol on loopback (127.0.0.1 only).
+
+Games are hosted by `NetTable` as `lanplay play` hosts them: seat 0 is the person at the screen, the
+other seats are in-process bot peers with identities of their own that speak the protocol over
+loopback (zero bot delay). Key presses go in through a pipe, the screen goes to DummyOutput, and the
+assertions read the model and the text its screens render. Every test has its own LANPLAY_HOME.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from engine.games import get_game
+from engine.record import replay_text
+from lanplay.discovery import interface_from_env
+from lanplay.runner import BotPlayer, Outcome
+from lanplay.store import load_or_create_identity
+from lanplay.tables import host_table
+from lanplay.ui.app import build_app, run_table_app
+from lanplay.ui.lobby_model import LobbyModel
+from lanplay.ui.lobby_screen import lobby_text, run_lobby
+from lanplay.ui.model import TableModel
+from lanplay.ui.net_table import NetTable
+from lanplay.ui.screens import screen_text
+from protocol.identity import Identity
+from protocol.session import Blamed, Waiting
+
+ENTER, DOWN, LEFT, RIGHT = "\r", "\x1b[B", "\x1b[D", "\x1b[C"
+LOOPBACK = "127.0.0.1"
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("LANPLAY_HOME", str(home))
+    monkeypatch.delenv("LANPLAY_INTERFACE", raising=False)  # loopback only
+    monkeypatch.setenv("LANPLAY_BOT_DELAY", "0")
+    return home
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 30.0, what: str = "the table") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
+    """Enter confirms the current choice, pressed only when the screen asks this seat, as a person would."""
+    sent = -1
+    while not done():
+        await _until(lambda: bool(model.moves) or done())
+        if done():
+            break
+        if model.revision != sent:
+            sent = model.revision
+            pipe.send_text(ENTER)
+        await asyncio.sleep(0.005)
+
+
+async def _leave(model: TableModel, pipe: PipeInput) -> None:
+    pipe.send_text("q")
+    await _until(lambda: model.confirm_quit or model.quit_requested)
+    if model.confirm_quit:
+        pipe.send_text("y")
+
+
+def _net_table(home: Path, game_id: str, bots: int, options: dict[str, object]) -> tuple[TableModel, NetTable]:
+    game = get_game(game_id)
+    model = TableModel(game, ["Ann", *(f"Bot {i}" for i in range(1, bots + 1))], 0, "en")
+    table = NetTable(
+        model, identity=load_or_create_identity(home), data_dir=home, table_dir=home / "journals-play",
+        interface=LOOPBACK, name="Ann", bot_delay=0.0,
+    ).host(options=game.options_to_json(game.options_from_json(options)), seats=bots + 1, bots=bots)  # fmt: skip
+    return model, table
+
+
+async def _play(model: TableModel, table: NetTable, script: Callable[[TableModel, PipeInput], Any]) -> Any:
+    with create_pipe_input() as pipe:
+        app = build_app(model, input=pipe, output=DummyOutput())
+        running = asyncio.ensure_future(run_table_app(model, table, app=app))
+        await _until(lambda: app.is_running)
+        await script(model, pipe)
+        return await asyncio.wait_for(running, 20)
+
+
+_CARD = r"(?<![A-Za-z0-9]){}(?![0-9])"
+
+
+def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home: Path) -> None:
+    """Keys play round 1 of 6th Sense against two bot peers; the screen shows the hand, the trick, whose
+    turn it is and "Round 1 confirmed"; no screen before the audit holds a bot's prediction card."""
+    model, table = _net_table(_home, "sixth-sense", 2, {})
+    screens: list[str] = []
+    views: list[Any] = []
+
+    def watch() -> None:
+        r = getattr(model.view, "round", None)
+        if r is None or r.points is None:  # until round 1 is audited and scored (S-7.1)
+            screens.append(screen_text(model))
+            views.append(model.view)
+
+    model.listeners.append(watch)
+    seen: dict[str, str] = {}
+
+    async def script(model: TableModel, pipe: PipeInput) -> None:
+        await _until(lambda: model.kind == "predict")
+        seen["predict"] = screen_text(model)
+        pipe.send_text(ENTER)
+        await _until(lambda: model.kind == "play")
+        seen["play"] = screen_text(model)
+        await _press_enter_until(model, pipe, lambda: 1 in model.audits)
+        seen["audited"] = screen_text(model)
+        await _until(lambda: model.kind == "continue")
+        assert "round over: press Enter for the next round" in screen_text(model)
+        await _leave(model, pipe)
+
+    asyncio.run(asyncio.wait_for(_play(model, table, script), 90))
+    predict = seen["predict"]
+    assert "Your hand (" in predict and "Trump:" in predict
+    assert "your turn: choose a prediction card" in predict
+    assert "Bot 1" in predict and "Bot 2" in predict and "— Round 1:" in predict
+    assert "your turn: play a card" in seen["play"] and "Trick 1" in seen["play"]
+    assert "Your prediction:" in seen["play"]
+    done = seen["audited"]
+    assert "Round 1 confirmed" in done and "Round 1 results" in done and "Totals:" in done
+    # S-3.4: the bots' prediction cards (never played) appear on no screen before the round is audited,
+    # except a card this seat was shown by a peek (S-6.4).
+    result = model.round_results[0]
+    assert [row.seat for row in result.rows] == [0, 1, 2]
+    peeked = {peek.card for peek in model.peeks}
+    for row in result.rows[1:]:
+        card = str(row.detail.params["card"])
+        assert re.search(_CARD.format(re.escape(card)), done), card  # shown once the round is scored
+        if card in peeked:
+            continue
+        pattern = re.compile(_CARD.format(re.escape(card)))
+        leaks = [text for text in screens if pattern.search(text)]
+        assert not leaks, f"{card} shown before the audit:\n{leaks[0]}"
+    for view in views:
+        r = getattr(view, "round", None)
+        if r is not None and r.points is None:
+            assert r.predictions[1] is None and r.predictions[2] is None and r.hands[1] is None
+    assert model.quit_requested and table.left_early
+    assert table.record_path is not None and table.record_path.parent == _home / "records"
+    assert replay_text(table.record_path.read_text()).rounds  # the round so far, checked
+
+
+def test_take6_round_over_the_network(_home: Path) -> None:
+    """Round 1 of 6 nimmt! with three bot peers: the rows, the reveals told card by card, the audit."""
+    model, table = _net_table(_home, "take6", 3, {})
+    seen: dict[str, str] = {}
+
+    async def script(model: TableModel, pipe: PipeInput) -> None:
+        await _until(lambda: model.kind == "play")
+        seen["choose"] = screen_text(model)
+        await _press_enter_until(model, pipe, lambda: 1 in model.audits)
+        seen["audited"] = screen_text(model)
+        await _leave(model, pipe)
+
+    asyncio.run(asyncio.wait_for(_play(model, table, script), 90))
+    choose = seen["choose"]
+    assert all(f"Row {n}" in choose for n in (1, 2, 3, 4)) and "bullheads:" in choose
+    assert "Your hand (10)" in choose and "your turn: choose a card to play" in choose
+    assert "Rows: " in choose
+    done = seen["audited"]
+    assert "Round 1 confirmed" in done and "Revealed: " in done
+    assert re.search(r"'s \d+ (→ row \d|is the 6th card|takes row \d)", done)  # T-3.3 … T-3.5 placements
+    assert "Ann: " in done and "bullheads this round" in done
+
+
+def test_a_whole_game_ends_on_the_game_over_screen_with_the_saved_record(_home: Path, tmp_path: Path) -> None:
+    """Sixes with one chip ends after one round (X-3.1): winners, the record in the data dir and its copy."""
+    model, table = _net_table(_home, "sixes", 2, {"chips": 1})
+    copy = tmp_path / "copies" / "game.json"
+    table.record_copy = copy
+
+    async def script(model: TableModel, pipe: PipeInput) -> None:
+        await _press_enter_until(model, pipe, lambda: model.game_over is not None)
+        pipe.send_text("q")
+
+    outcome = asyncio.run(asyncio.wait_for(_play(model, table, script), 90))
+    assert isinstance(outcome, Outcome) and outcome.blame is None
+    text = screen_text(model)
+    assert "Game over" in text and "Final table" in text and "Record saved to" in text
+    assert model.game_over is not None and model.game_over.record_path == str(copy.resolve())
+    assert f"Copy saved to {copy.resolve()}" in text
+    assert table.record_path is not None and table.record_path.parent == _home / "records"
+    assert copy.read_bytes() == table.record_path.read_bytes()
+    assert replay_text(copy.read_text()).complete
+    assert not (_home / "journals").exists() or not list((_home / "journals").glob("*.jsonl"))
+
+
+# --- what the screen says about links and blame (no network) ------------------------------------------
+
+
+def _stub_table(lang: str = "en") -> tuple[TableModel, NetTable]:
+    game = get_game("take6")
+    model = TableModel(game, ["Ann", "Bob", "Cor"], 0, lang)
+    table = NetTable(model, identity=Identity.generate(), data_dir=Path("/nonexistent"), interface=LOOPBACK, name="Ann")
+    return model, table
+
+
+def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
+    model, table = _stub_table()
+    waiting = Waiting((1, 2), "choose (play)", False, 0.0)
+    session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
+    runner: Any = SimpleNamespace(connected={1, 2})
+    table._show_waiting(session, runner)
+    assert "waiting for Bob and Cor" in screen_text(model)
+    runner.connected = {2}  # Bob's link went down
+    table._show_waiting(session, runner)
+    assert "waiting for Bob's laptop to reconnect" in screen_text(model)
+    runner.connected = {1, 2}
+    table._show_waiting(session, runner)
+    assert "waiting for Bob and Cor" in screen_text(model)
+
+
+def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
+    """T-3.1 on a networked table: a committed card is not applied until every seat has chosen; the
+    screen marks who has chosen (this seat's own card beside its name), never another seat's card."""
+    model, table = _stub_table()
+    game = model.game
+    state = game.new_game(3, game.options_from_json({}))
+    deal = game.deal_from_json(
+        state, {"dealer": 2, "hands": [list(range(1, 11)), list(range(11, 21)), list(range(21, 31))],
+                "rows": [50, 60, 70, 80]},
+    )  # fmt: skip
+    model.update_state(game.view(game.start_round(state, deal), 0))
+    session: Any = SimpleNamespace(stage="play", round=SimpleNamespace(phase_commits={1: object()}))
+    table._show_committed(session)
+    text = screen_text(model)
+    assert "Chosen: ·Ann ✓Bob ·Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
+    model.recent["my_choice"] = 3
+    session.round.phase_commits = {0: object(), 1: object()}
+    table._show_committed(session)
+    assert "Chosen: ✓Ann 3 ✓Bob ·Cor" in screen_text(model)
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("en", "Round 1: Bob broke rule P-5.3: stopped answering: the table waited for them too long"),
+        ("nl", "Ronde 1: Bob overtrad regel P-5.3: antwoordde niet meer: de tafel heeft te lang gewacht"),
+    ],
+)
+def test_a_blame_is_told_in_plain_words(lang: str, words: str) -> None:
+    model, table = _stub_table(lang)
+    table._handle(Blamed(1, "P-5.3", "seat 1 withheld a step: choose (play)"))
+    text = screen_text(model)
+    assert words in text and "seat 1 withheld a step" in text
+    assert model.audits[1].ok is False
+
+
+# --- the lobby ---------------------------------------------------------------------------------------------
+
+
+async def _lobby(home: Path, pipe: PipeInput, tables: list[tuple[TableModel, NetTable]]) -> tuple[LobbyModel, Any]:
+    lobbies: list[LobbyModel] = []
+    task = asyncio.ensure_future(
+        run_lobby(
+            identity=load_or_create_identity(home), data_dir=home, interface=interface_from_env(None), name="Ann",
+            lang="en", bot_delay=0.0, input=pipe, output=DummyOutput(), on_lobby=lobbies.append,
+            on_table=lambda model, table: tables.append((model, table)),
+        )
+    )
+    await _until(lambda: bool(lobbies) or task.done(), what="the lobby")
+    return lobbies[0], task
+
+
+def test_lobby_lists_an_advertised_table_and_joins_it(_home: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        host_id = Identity.generate()
+        host = asyncio.ensure_future(
+            host_table(
+                identity=host_id, data_dir=tmp_path / "host", name="Hostess", game="take6", options={}, seats=2,
+                bots=0, interface=LOOPBACK, player=BotPlayer("take6"), advertise=True,
+            )
+        )
+        tables: list[tuple[TableModel, NetTable]] = []
+        try:
+            with create_pipe_input() as pipe:
+                lobby, task = await _lobby(_home, pipe, tables)
+
+                fingerprint = host_id.public.fingerprint
+
+                def mine() -> int | None:
+                    return next((i for i, a in enumerate(lobby.tables) if a.host_fingerprint == fingerprint), None)
+
+                await _until(lambda: mine() is not None, 20, "the advertised table in the lobby")
+                text = lobby_text(lobby)
+                assert "Hostess" in text and host_id.public.fingerprint in text and "6 nimmt!" in text
+                assert "1/2" in text
+                assert f"You: Ann · fingerprint {load_or_create_identity(_home).public.fingerprint}" in text
+                assert "the game starts by itself when every seat is taken" in " ".join(text.split())
+                while lobby.selected != mine():
+                    pipe.send_text(DOWN)
+                    await asyncio.sleep(0.05)
+                pipe.send_text(ENTER)
+                await _until(lambda: bool(tables), what="the table screen")
+                model, _ = tables[0]
+                await _until(lambda: model.kind == "play", what="the first decision")
+                text = screen_text(model)
+                assert model.players == ("Hostess", "Ann") and model.my_seat == 1
+                assert "Your hand (10)" in text and "Row 4" in text and "Hostess" in text
+                await _leave(model, pipe)
+                await _until(lambda: task.done() or lobby.action is None, what="the lobby again")
+                pipe.send_text("q")
+                assert await asyncio.wait_for(task, 20) == 0
+        finally:
+            host.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await host
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_lobby_creates_tables_waits_for_seats_and_comes_back_after_the_game(_home: Path) -> None:
+    """c opens the form. First a 6th Sense table for 3 with one bot: the table screen lists the seats
+    taken and the free one, the lobby sees the advert, and q leaves at once (nothing has started).
+    Then Sixes for 3 with two bots and one chip: played to the game-over screen, q back to the lobby."""
+
+    async def scenario() -> None:
+        tables: list[tuple[TableModel, NetTable]] = []
+        with create_pipe_input() as pipe:
+            lobby, task = await _lobby(_home, pipe, tables)
+            me = load_or_create_identity(_home).public.fingerprint
+            pipe.send_text("?")
+            await _until(lambda: lobby.show_help, what="the lobby's help")
+            assert "Read yours aloud and check the host's" in " ".join(lobby_text(lobby).split())
+            pipe.send_text("?")
+            await _until(lambda: not lobby.show_help, what="the list again")
+            pipe.send_text("c")
+            await _until(lambda: lobby.form is not None, what="the form")
+            pipe.send_text(DOWN + LEFT + DOWN + RIGHT)  # 6th Sense, 3 players, 1 bot
+            await _until(lambda: lobby.form is not None and (lobby.form.seats, lobby.form.bots) == (3, 1))
+            assert "You take seat 1; 1 bot(s); 1 seat(s) wait for people" in lobby_text(lobby)
+            pipe.send_text(ENTER)
+            await _until(lambda: bool(tables), what="the table screen")
+            model, _ = tables[0]
+            await _until(lambda: len(model.seated) == 2, what="the bot in its seat")
+            text = screen_text(model)
+            assert f" 1. Ann ({me})" in text and " 2. Bot 1 (" in text and " 3. free" in text
+            assert "waiting for players: 2 of 3 seats taken" in text
+            assert "The game starts by itself when every seat is taken" in text
+            await _until(lambda: any(a.host_fingerprint == me for a in lobby.tables), 20, "our advert")
+            assert any(a.seats_taken == 2 and a.seats_total == 3 for a in lobby.tables if a.host_fingerprint == me)
+            pipe.send_text("q")  # before the start: no question asked
+            await _until(lambda: lobby.action is None, what="the lobby again")
+            await _until(lambda: all(a.host_fingerprint != me for a in lobby.tables), 20, "the advert gone")
+
+            pipe.send_text("c")
+            await _until(lambda: lobby.form is not None, what="the form")
+            form = lobby.form
+            assert form is not None
+            pipe.send_text(RIGHT * 2)  # game: 6th Sense → 6 nimmt! → Sixes
+            await _until(lambda: form.game_id == "sixes", what="Sixes")
+            pipe.send_text(DOWN + LEFT * 5 + DOWN + RIGHT * 3 + DOWN + LEFT * 20)  # 3 players, 2 bots, 1 chip
+            await _until(lambda: (form.seats, form.bots, form.values.get("chips")) == (3, 2, 1), what="the form")
+            assert "You take seat 1; 2 bot(s); 0 seat(s) wait for people" in lobby_text(lobby)
+            pipe.send_text(ENTER)
+            await _until(lambda: len(tables) == 2, what="the table screen")
+            model, table = tables[1]
+            await _press_enter_until(model, pipe, lambda: model.game_over is not None)
+            assert "Game over" in screen_text(model) and table.record_path is not None
+            pipe.send_text("q")  # back to the lobby
+            await _until(lambda: lobby.action is None, what="the lobby again")
+            pipe.send_text("q")
+            assert await asyncio.wait_for(task, 20) == 0
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))
