@@ -252,7 +252,11 @@ class LobbyHost:
             log.warning("lobby: refused a joiner: %s", exc)
         finally:
             if self._plan is not None and not self._plan.done():
+                before = len(self._joiners)
                 self._joiners = [j for j in self._joiners if j.ws is not ws]
+                if len(self._joiners) != before:  # a seat came free again: tell the others and mDNS
+                    with contextlib.suppress(Exception):
+                        await self._announce()
 
     async def _announce(self) -> None:
         seats = [s.to_json() for s in self.taken]
