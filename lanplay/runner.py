@@ -119,7 +119,7 @@ class TableRunner:
         if self._trace is not None and self.session is not None:
             self._trace.entropy(self.session)
         data = secrets.token_bytes(n)
-        self.journal.append({"t": "entropy", "hex": data.hex()})
+        self.journal.append({"t": "entropy", "hex": data.hex()}, sync=False)  # synced before anything leaves
         return data
 
     @staticmethod
@@ -157,8 +157,8 @@ class TableRunner:
             self._dispatch(outputs)
 
     def _dispatch(self, outputs: list[Output]) -> None:
-        if any(isinstance(o, Send) for o in outputs):
-            self.journal.sync()  # every input behind these messages is on disk before they leave
+        if any(isinstance(o, Send) and not o.forward for o in outputs):
+            self.journal.sync()  # every input behind our own messages is on disk before they leave
         for output in outputs:
             if isinstance(output, Send):
                 self._send(output)

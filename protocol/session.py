@@ -110,6 +110,7 @@ class Send:
 
     to: int | None
     data: bytes
+    forward: bool = False  # another seat's message passed on (gossip): nothing of ours depends on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -512,7 +513,7 @@ class TableSession:
     def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
         self.inbox[author].append(msg)
         if forward:  # gossip: what one seat was told, every seat is told (catches equivocation)
-            self._out.append(Send(None, msg.to_wire()))
+            self._out.append(Send(None, msg.to_wire(), forward=True))
 
     def _accept_private(self, sender: int | None, msg: SignedMessage) -> None:
         author = self.seat_of.get(msg.author)
