@@ -38,6 +38,7 @@ from protocol.session import Blamed, Dealt, Event, Moved, Output, RoundAudited, 
 log = logging.getLogger(__name__)
 
 TICK = 0.25  # how often time is given to the session (P-5.3 limits are whole seconds)
+FORWARD_DELAY = 0.05  # how long another seat's message waits before it is passed on (gossip)
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
 TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
 
@@ -103,6 +104,7 @@ class TableRunner:
         self._seen: set[bytes] = set()
         self._wake = asyncio.Event()
         self._decider: asyncio.Task[None] | None = None
+        self._forwards: list[bytes] = []
         self.connected: set[int] = set()
         self.sent_at: dict[int, float] = {}
         trace = os.environ.get(TRACE_ENV)
@@ -173,10 +175,23 @@ class TableRunner:
         mesh = self.mesh
         if mesh is None:
             return
+        if output.forward:
+            # Gossip is a safety net (equivocation, lost links), not the fast path: passing it on a
+            # moment later keeps it from competing with the direct messages for the CPU.
+            self._forwards.append(output.data)
+            if len(self._forwards) == 1:
+                asyncio.get_running_loop().call_later(FORWARD_DELAY, self._flush_forwards)
+            return
         if output.to is None:
             mesh.broadcast(output.data)
         else:
             mesh.send(self.peer_ids[output.to], output.data)
+
+    def _flush_forwards(self) -> None:
+        forwards, self._forwards = self._forwards, []
+        if self.mesh is not None:
+            for data in forwards:
+                self.mesh.broadcast(data)
 
     # --- start, resume, run -------------------------------------------------------------------------
 
