@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from engine.api import IllegalMove
 from engine.record import GameRecord
 from lanplay.lobby import TablePlan
-from lanplay.mesh import Mesh
+from lanplay.mesh import Mesh, MeshError
 from lanplay.store import Journal, journal_path, save_record
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
@@ -189,7 +189,10 @@ class TableRunner:
 
     def _flush_forwards(self) -> None:
         forwards, self._forwards = self._forwards, []
-        if self.mesh is not None:
+        if self.mesh is None:
+            return
+        # The table may have ended (mesh closed) while these waited; gossip is best effort.
+        with contextlib.suppress(MeshError):
             for data in forwards:
                 self.mesh.broadcast(data)
 
