@@ -106,7 +106,6 @@ class TableRunner:
         self._decider: asyncio.Task[None] | None = None
         self._forwards: list[bytes] = []
         self.connected: set[int] = set()
-        self.sent_at: dict[int, float] = {}
         trace = os.environ.get(TRACE_ENV)
         self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 

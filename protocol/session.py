@@ -239,11 +239,6 @@ class _Round:
     abort_reason: str = ""
     abort_by: int | None = None  # the seat that asked for the early audit (None: this seat saw the fault)
 
-    @staticmethod
-    def peeks_seen_tricks(state: Any) -> int:
-        """How many tricks this peer has seen end (a peek answer may only be for one of them)."""
-        return len(getattr(getattr(state, "round", None), "trick_winners", ()))
-
     @property
     def final_points(self) -> tuple[bytes, ...]:
         return self.locks[-1].points
@@ -1064,7 +1059,7 @@ class TableSession:
         if rd is None or self.stage not in ("play", "audit") or not isinstance(trick, int):
             raise CheatDetected("P-4.5", f"seat {seat} sent a peek answer outside a round's play", seat)
         if rd.peeks_owed.get(trick) != seat:
-            if trick >= rd.peeks_seen_tricks(self.state):
+            if trick >= _tricks_ended(self.state):
                 return False  # the peeked seat is ahead of this one: the trick is not over here yet
             raise CheatDetected("P-4.5", f"seat {seat} sent a peek answer nobody asked for", seat)
         hidden = next((h for h in rd.hidden if h.seat == seat), None)
@@ -1274,6 +1269,12 @@ class TableSession:
 
 class _Aborted(Exception):
     """Internal: the round is being aborted for an audit; stop the current step."""
+
+
+def _tricks_ended(state: Any) -> int:
+    """How many tricks of the round this peer has seen end (6th Sense: a peek answer may only be
+    for one of them); 0 for games without tricks."""
+    return len(getattr(getattr(state, "round", None), "trick_winners", ()))
 
 
 def _opening(body: object, seat: int) -> Opening:
