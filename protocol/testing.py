@@ -76,6 +76,21 @@ class Faults:
 
 
 @dataclass(frozen=True, slots=True)
+class Outage:
+    """Seat `seat` is away from `start` for `seconds` (a crash and restart, a cut cable, a laptop lid
+    closed): it neither runs nor ticks, what is sent to it waits for its return (the mesh resends),
+    and the other seats are told its link is down until then. On its return it ticks first, before
+    anything reaches it, as lanplay's runner does after a resume (issue 9 finding 9). With `after`,
+    the outage starts instead as soon as the seat has sent its first message of that kind (e.g.
+    "shuffle": its lock pass is then due while it is away)."""
+
+    seat: int
+    seconds: float
+    start: float = 0.0
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Escaped:
     """An exception that escaped a session's public method (I3): the harness records it and goes on."""
 
@@ -114,6 +129,7 @@ class Harness:
         identities: Sequence[Identity] | None = None,
         catch: bool = False,
         record_deliveries: bool = False,
+        outages: Sequence[Outage] = (),
     ) -> None:
         self.rng = random.Random(seed)
         self.faults = faults or Faults()
@@ -149,6 +165,11 @@ class Harness:
             for seat, strategy in (adversaries or {}).items()
         }
         self.stopped_because = ""
+        self.outages = list(outages)
+        self._away: dict[int, tuple[Outage, float]] = {}  # seat -> (outage, its end)
+        self._outage_starts: dict[int, float] = {
+            i: o.start for i, o in enumerate(self.outages) if o.after is None
+        }  # outage index -> when it starts
 
     # --- wiring --------------------------------------------------------------------------------
 
@@ -156,6 +177,7 @@ class Harness:
         attacker = self.attackers.get(sender)
         for output in outputs:
             if isinstance(output, Send):
+                self._maybe_start_outage(sender, output)
                 if attacker is not None:
                     attacker.outgoing(output)
                     continue
@@ -166,6 +188,14 @@ class Harness:
                         self._schedule(sender, to, output.data, lag)
             else:
                 self.events[sender].append(output)
+
+    def _maybe_start_outage(self, sender: int, output: Send) -> None:
+        for index, outage in enumerate(self.outages):
+            if outage.seat == sender and outage.after is not None and index not in self._outage_starts:
+                msg = _decode(output.data)
+                if msg is not None and msg.author == self.identities[sender].peer_id and msg.kind == outage.after:
+                    self._outage_starts[index] = self.now  # it goes away right after sending this
+                    self._outages()
 
     def _schedule(self, sender: int, to: int, data: bytes, extra_delay: float = 0.0) -> None:
         f = self.faults
@@ -209,6 +239,8 @@ class Harness:
     def _decide(self) -> bool:
         acted = False
         for seat, session in enumerate(self.sessions):
+            if seat in self._away:
+                continue
             try:
                 moves = session.decision()
             except Exception:
@@ -229,12 +261,41 @@ class Harness:
         return all(s.stage in ("over", "ended") for s in self.sessions)
 
     def _tick_all(self) -> None:
+        self._outages()
         for seat, session in enumerate(self.sessions):
-            self._call(seat, "tick", lambda s=session: s.tick(self.now))  # type: ignore[misc]
+            if seat not in self._away:
+                self._call(seat, "tick", lambda s=session: s.tick(self.now))  # type: ignore[misc]
         for attacker in self.attackers.values():
             attacker.strategy.on_tick(attacker, self.now)
 
+    def _outages(self) -> None:
+        """Start and end the outages whose time has come."""
+        for index, outage in enumerate(self.outages):
+            start = self._outage_starts.get(index)
+            if start is None:
+                continue
+            end = start + outage.seconds
+            current = self._away.get(outage.seat)
+            away = current is not None and current[0] is outage
+            if not away and start <= self.now < end:
+                self._away[outage.seat] = (outage, end)
+                for seat, session in enumerate(self.sessions):
+                    if seat != outage.seat:
+                        session.set_connected(outage.seat, False, self.now)
+            elif away and self.now >= end:
+                del self._away[outage.seat]
+                back = self.sessions[outage.seat]
+                self._call(outage.seat, "tick", lambda b=back: b.tick(self.now))  # type: ignore[misc]  # before any link is up
+                for seat, session in enumerate(self.sessions):
+                    if seat != outage.seat:
+                        session.set_connected(outage.seat, True, self.now)
+
     def _deliver(self, item: _Delivery) -> None:
+        away = self._away.get(item.to)
+        if away is not None:  # held by the mesh until the seat is back
+            self._order += 1
+            heapq.heappush(self._queue, _Delivery(away[1], self._order, item.to, item.sender, item.data))
+            return
         self.delivered += 1
         if self.log is not None:
             self.log.append(Delivered(item.time, item.sender, item.to, item.data))
@@ -298,6 +359,7 @@ class Harness:
                 if due is not None and due <= next_tick:
                     item = heapq.heappop(self._queue)
                     self.now = max(self.now, item.time)
+                    self._outages()
                     self._deliver(item)
                     idle = 0
                     continue
@@ -579,13 +641,13 @@ def mutate_value(value: object, rng: random.Random, siblings: Sequence[object] =
 
 class MutateField(_Targeted):
     """Mutate a field of the `nth` message of `kind` to another valid-looking value (`path` names the
-    field, dotted; empty: a field chosen at random), re-signed with a correct chain."""
-
-    caught = True
+    field, dotted; empty: a field chosen at random, which may be one nobody reads), re-signed with
+    a correct chain."""
 
     def __init__(self, kind: str, path: str = "", nth: int = 0) -> None:
         super().__init__(kind, nth)
         self.path = path
+        self.caught = bool(path)
         self.name = f"mutate:{kind}" + (f".{path}" if path else "")
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
@@ -630,9 +692,7 @@ class MutateEnvelope(_Targeted):
 
 class BrokenChain(_Targeted):
     """Send the `nth` message of `kind` changed but with the original's seq and prev: every later
-    message then fails to link (an equivocation the honest seats can prove)."""
-
-    caught = True
+    message then fails to link (an equivocation the honest seats can prove, unless it was the last)."""
 
     def __init__(self, kind: str, nth: int = 0) -> None:
         super().__init__(kind, nth)
@@ -739,12 +799,16 @@ class Equivocate(_Targeted):
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
         if not self.hit(msg, occurrence):
             return (KEEP,)
+        if msg.kind.startswith("p."):  # one recipient: both versions to it, at the same seq
+            forked = mutate_value(msg.body, ctx.rng)
+            assert isinstance(forked, dict)
+            return (KEEP, Emit(body=forked, chain=False))
         others = [s for s in range(ctx.n) if s != ctx.seat]
         second = {ctx.victim()} if self.one else set(others[len(others) // 2 :])
         if to not in second:
             return (KEEP,)
         if "_forked" not in ctx.shared:
-            ctx.shared["_forked"] = mutate_value(msg.body, ctx.rng)
+            ctx.shared["_forked"] = mutate_value(msg.body, ctx.rng)  # one second version for all
         return (Emit(body=ctx.shared["_forked"]),)
 
 
@@ -882,13 +946,14 @@ class Garbage(Strategy):
     * ``unknown-kind``: `JUNK_MESSAGES` messages of an unknown kind of 200 KB each (finding 10);
     * ``blame-no-evidence``: a blame of the victim with no evidence;
     * ``blame-bad-evidence``: blames of the victim with evidence that is not signed messages;
-    * ``bare-card``: a hand card named as a bare card code, not position and keys (finding 3).
+    * ``bare-card``: a hand card named as a bare card code, not position and keys (finding 3);
+    * ``gap-flood``: 100 KB messages after a gap in the seat's chain, held forever (finding 10).
     """
 
     def __init__(self, variant: str) -> None:
         self.variant = variant
         self.name = f"garbage:{variant}"
-        self.caught = variant in ("card-zz", "not-object", "superscript", "huge-list", "bare-card")
+        self.caught = variant in ("card-zz", "not-object", "superscript", "bare-card")
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
         v = self.variant
@@ -909,7 +974,7 @@ class Garbage(Strategy):
                 for name in ("play", "predict"):
                     wire = move.get(name)
                     if isinstance(wire, dict) and "pos" in wire:
-                        card = self._card_not_held(ctx)
+                        card = self._card_not_held(ctx, wire)
                         if card is not None:
                             return (Emit(body={**msg.body, "move": {**move, name: card}}),)
         return (KEEP,)
@@ -923,6 +988,19 @@ class Garbage(Strategy):
             filler = "ab" * 100_000
             for i in range(JUNK_MESSAGES):
                 ctx.publish("x.junk", {"i": i, "fill": filler})
+        if v == "gap-flood":
+            # Messages after a gap in the chain: held out of order, never released (finding 10).
+            ctx.applied += 1
+            filler = "cd" * 50_000
+            for to in range(ctx.n):
+                if to != ctx.seat:
+                    view = ctx._view(ctx.settings.table, to)
+                    for i in range(JUNK_MESSAGES * 2):
+                        junk = sign_message(
+                            ctx.identity, ctx.settings.table, msg.round, view.seq + 1000 + i, view.head, "move",
+                            {"step": 0, "fill": filler},
+                        )
+                        ctx.raw(to, junk.to_wire())
         if v == "blame-no-evidence":
             ctx.applied += 1
             ctx.publish("blame", {"seat": ctx.victim(), "rule": "P-4.3", "message": "no evidence", "evidence": []})
@@ -932,12 +1010,18 @@ class Garbage(Strategy):
             for evidence in bad:
                 ctx.publish("blame", {"seat": ctx.victim(), "rule": "P-4.3", "message": "bad", "evidence": evidence})
 
-    def _card_not_held(self, ctx: AttackContext) -> object | None:
+    def _card_not_held(self, ctx: AttackContext, wire: Mapping[str, object]) -> object | None:
+        """A card of the same suit as the one really played (so that following suit holds) that the
+        attacker does not hold and nobody has shown."""
         rd = getattr(ctx.session, "round", None)
         cards = getattr(getattr(getattr(rd, "ctx", None), "cards", None), "codes", ())
         held = set(getattr(rd, "my_cards", {}).values()) | set(getattr(rd, "table_cards", {}).values())
+        position = wire.get("pos")
+        real = str(getattr(rd, "my_cards", {}).get(position, ""))
         free = [c for c in cards if c not in held]
-        return ctx.rng.choice(free) if free else None
+        same_suit = [c for c in free if real and str(c)[:1] == real[:1]]
+        pool = same_suit or free
+        return ctx.rng.choice(pool) if pool else None
 
     def _crafted_choice(self, ctx: AttackContext, msg: SignedMessage) -> Sequence[Emit]:
         """Commit to crafted bytes instead of the real choice, and open that commitment later."""
@@ -965,6 +1049,21 @@ class Garbage(Strategy):
                 openings = {**openings, key: {"value": opening.value.hex(), "nonce": opening.nonce.hex()}}
                 return (Emit(body={**msg.body, "openings": openings}),)
         return (KEEP,)
+
+
+class LeakPrivate(Strategy):
+    """Pass every private message it receives on to every other seat, as it is (the wrong channel
+    for them: refused, and nothing else changes)."""
+
+    name = "leak-private"
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        if msg.kind.startswith("p."):
+            ctx.applied += 1
+            for to in range(ctx.n):
+                if to not in (ctx.seat, sender):
+                    ctx.raw(to, msg.to_wire())
+        return True
 
 
 # --- attacks on the deal and the audit that need the seat's own secrets --------------------------
@@ -1152,9 +1251,10 @@ def _catalogue() -> dict[str, Callable[[], Strategy]]:
     add(lambda: ReplayPosition("move"))
     add(lambda: ReplayPosition("open"))
     add(lambda: ReplayChannel())
-    for variant in ("card-zz", "not-object", "superscript", "huge-list", "unknown-kind",
+    for variant in ("card-zz", "not-object", "superscript", "huge-list", "unknown-kind", "gap-flood",
                     "blame-no-evidence", "blame-bad-evidence", "bare-card"):
         add(lambda v=variant: Garbage(v))  # type: ignore[misc]
+    add(lambda: LeakPrivate())
     add(lambda: LockAlias(peek=True))
     add(lambda: LockAlias(peek=False))
     add(lambda: AbortToOne())
@@ -1270,7 +1370,9 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
     honest = [s for s in range(len(h.sessions)) if s not in malicious]
     out: list[Violation] = []
     for escaped in h.exceptions:  # I3, at any seat: a malicious seat's own session is real code too
-        out.append(Violation("I3", escaped.seat, f"{escaped.call} raised {escaped.error} at {escaped.where}"))
+        violation = Violation("I3", escaped.seat, f"{escaped.call} raised {escaped.error} at {escaped.where}")
+        if violation not in out:
+            out.append(violation)
     firsts: dict[int, int | None] = {}
     for s in honest:
         blames = h.blames(s)
@@ -1338,6 +1440,7 @@ def run_adversarial(
     step_timeout: float = 20.0,
     max_deliveries: int = 60_000,
     faults: Faults | None = None,
+    outages: Sequence[Outage] = (),
 ) -> TableResult:
     """One table with `strategies` at their seats, run in simulated time until it ends, `rounds`
     rounds are confirmed, or the time bound passes; then the invariants at every honest seat."""
@@ -1353,6 +1456,7 @@ def run_adversarial(
         adversaries=strategies,
         catch=True,
         faults=faults or Faults(gossip_delay=0.05),
+        outages=outages,
     )
     for attacker in h.attackers.values():
         attacker.shared = shared
@@ -1448,6 +1552,11 @@ def check_honest(h: Harness, rounds: int | None) -> HonestResult:
         f"seat {seat} blamed {b.seat} for {b.rule}: {b.message}"
         for seat in range(len(h.sessions))
         for b in h.blames(seat)
+    ) + tuple(  # a stop with nobody convicted (the table could not agree) is no clean end either
+        f"seat {seat} stopped the table: {getattr(e, 'message', e)}"
+        for seat in range(len(h.sessions))
+        for e in h.events[seat]
+        if type(e).__name__ == "Stopped"
     )
     unfinished = tuple(
         f"seat {seat} did not finish: stage {s.stage}, {len(s.rounds)} rounds"
