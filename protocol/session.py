@@ -438,8 +438,8 @@ class TableSession:
         key = self._step_key(waiting.what)
         limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
         for seat in waiting.seats:
-            if seat == self.me or seat in self.pending_blames:
-                continue  # a seat is never blamed for having published a blame (I1)
+            if seat == self.me or seat in self.pending_blames or any(seat in by for by in self.claims.values()):
+                continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
             gone = self.disconnected.get(seat)
             if gone is not None:  # time away counts only against the reconnect limit (I4)
                 if self.now - gone > self.settings.reconnect_timeout:
