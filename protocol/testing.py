@@ -159,6 +159,8 @@ class Harness:
         # I3: with `catch`, an exception out of a session is recorded here instead of ending the run.
         self.catch = catch or bool(adversaries)
         self.exceptions: list[Escaped] = []
+        self.anomalies: list[str] = []  # a session that misbehaves without raising (see `_decide`)
+        self._asked: set[int] = set()
         self.log: list[Delivered] | None = [] if record_deliveries else None
         self.attackers: dict[int, AttackContext] = {
             seat: AttackContext(self, seat, strategy, random.Random(f"attack/{seed}/{seat}"))
@@ -247,13 +249,19 @@ class Harness:
                 if not self.catch:
                     raise
                 moves = ()
-            if moves:
+            if moves and seat not in self._asked:
                 chooser = self.choosers.get(seat, random_chooser)
                 move = chooser(session, self.rng)
                 before = len(self.exceptions)
                 self._call(seat, "decide", lambda s=session, m=move: s.decide(m, self.now))  # type: ignore[misc]
                 if len(self.exceptions) > before:
                     continue  # a session that raised on its own move would be asked forever
+                with contextlib.suppress(Exception):
+                    if session.decision() == moves:
+                        # The move was taken (and sent) but the same choice is still open: asking
+                        # again would send move after move. Ask again once something arrives.
+                        self._asked.add(seat)
+                        self.anomalies.append(f"seat {seat}: decision() still offers the same moves after decide()")
                 acted = True
         return acted
 
@@ -303,6 +311,7 @@ class Harness:
         data: bytes | None = item.data
         if attacker is not None:
             data = attacker.incoming(item.sender, item.data)
+        self._asked.discard(item.to)
         if data is not None:
             session = self.sessions[item.to]
             self._call(item.to, "receive", lambda: session.receive(item.sender, data, self.now))
@@ -1373,6 +1382,8 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
         violation = Violation("I3", escaped.seat, f"{escaped.call} raised {escaped.error} at {escaped.where}")
         if violation not in out:
             out.append(violation)
+    for anomaly in dict.fromkeys(h.anomalies):
+        out.append(Violation("I4", None, anomaly))
     firsts: dict[int, int | None] = {}
     for s in honest:
         blames = h.blames(s)
