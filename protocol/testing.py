@@ -720,11 +720,12 @@ class Withhold(_Targeted):
     """Never send the `nth` message of `kind` (nor anything after it, when `stop` is set); the
     chain of what is sent stays valid."""
 
-    caught = True
-
     def __init__(self, kind: str, nth: int = 0, stop: bool = False) -> None:
         super().__init__(kind, nth)
         self.stop = stop
+        # Only its recipient knows a private message never came: the table may stop without a
+        # conviction (I2) rather than name the withholder.
+        self.caught = not kind.startswith("p.")
         self.name = f"withhold:{kind}" + ("+stop" if stop else "")
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
@@ -743,6 +744,7 @@ class WithholdKeepAlive(Withhold):
     def __init__(self, kind: str, nth: int = 0) -> None:
         super().__init__(kind, nth, stop=True)
         self.name = f"withhold-keepalive:{kind}"
+        self.caught = False  # an evidence-free blame may stop the table with nobody convicted (I1, I2)
         self._last = 0.0
 
     def on_tick(self, ctx: AttackContext, now: float) -> None:
@@ -759,7 +761,7 @@ class Delay(_Targeted):
         super().__init__(kind, nth)
         self.offset = offset
         self.everyone = everyone
-        self.caught = offset > 0 and everyone
+        self.caught = offset > 0 and everyone and not kind.startswith("p.")
         where = "all" if everyone else "one"
         self.name = f"delay-{'over' if offset > 0 else 'under'}-{where}:{kind}"
 
@@ -798,11 +800,10 @@ class Equivocate(_Targeted):
     one to the others (`one`: to the victim only). Each recipient's chain is valid on its own; only
     comparing them (gossip) shows the fork."""
 
-    caught = True
-
     def __init__(self, kind: str, one: bool = False, nth: int = 0) -> None:
         super().__init__(kind, nth)
         self.one = one
+        self.caught = not kind.startswith("p.")
         self.name = f"{'different-to-one' if one else 'equivocate'}:{kind}"
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
