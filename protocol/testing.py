@@ -1120,6 +1120,42 @@ class LockAlias(Strategy):
         return body
 
 
+class EquivocateValidShuffle(Strategy):
+    """Two shuffle passes that are each valid on their own (two fresh secrets, each with whatever
+    proof the deck module makes), one to half of the seats and one to the others: nothing is wrong
+    with either on receipt; only comparing them (gossip) shows the fork. The seat after it then
+    builds on one version, which the seats holding the other cannot reproduce."""
+
+    caught = True
+    name = "equivocate-valid:shuffle"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "shuffle" or occurrence != 0:
+            return (KEEP,)
+        if "_alt_shuffle" not in ctx.shared:
+            ctx.shared["_alt_shuffle"] = self._alternative(ctx)
+        alt = ctx.shared["_alt_shuffle"]
+        others = [s for s in range(ctx.n) if s != ctx.seat]
+        if alt is None or to not in others[len(others) // 2 :]:
+            return (KEEP,)
+        return (Emit(body=alt),)
+
+    def _alternative(self, ctx: AttackContext) -> JSONObject | None:
+        from protocol import deck
+
+        rd = getattr(ctx.session, "round", None)
+        try:
+            shuffles = rd.shuffles  # type: ignore[union-attr]
+            deck_in = shuffles[-1].points if shuffles else rd.ctx.cards.points  # type: ignore[union-attr]
+            size = len(deck_in)
+            entropy = random.Random(f"alt/{ctx.seat}").randbytes
+            secret = deck.ShuffleSecret(deck.random_scalar(entropy), deck.random_permutation(size, entropy))
+            body = deck.shuffle_pass(rd.ctx, ctx.seat, deck_in, secret).to_json()  # type: ignore[union-attr]
+        except Exception:
+            return None  # the session's inside changed: the strategy does not apply
+        return body
+
+
 class AbortToOne(Strategy):
     """Issue 9 finding 4: during play, stop the round for an audit (abort-flagged secrets) sent to
     the victim at once and to the others `lag` later, so that they see the victim's abort first."""
@@ -1268,6 +1304,7 @@ def _catalogue() -> dict[str, Callable[[], Strategy]]:
     add(lambda: LockAlias(peek=True))
     add(lambda: LockAlias(peek=False))
     add(lambda: AbortToOne())
+    add(lambda: EquivocateValidShuffle())
     add(lambda: Combined(Equivocate("move"), NoGossip()))
     return table
 
