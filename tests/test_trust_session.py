@@ -12,7 +12,8 @@ from typing import Any
 
 from protocol.commitment import commit
 from protocol.encoding import JSONObject
-from protocol.session import CHOICE_TAG, NetworkLost, Send, SignedMessage, Stopped, TableSession
+from protocol.session import CHOICE_TAG, NetworkLost, Send, Stopped, TableSession
+from protocol.signed import SignedMessage
 from protocol.testing import Faults, Harness
 
 MALLORY = 1
@@ -260,7 +261,3 @@ def test_receive_tells_the_runner_which_inputs_were_kept() -> None:
     assert not a.last_input_kept, "a duplicate is not journaled again"
     a.receive(1, b"garbage", 0.3)
     assert not a.last_input_kept
-
-
-
-
