@@ -64,7 +64,7 @@ class ClockMixin(SessionCore):
             gone = self.disconnected.get(seat)
             if gone is not None:  # time away counts only against the reconnect limit (I4)
                 if self.now - gone > self.settings.reconnect_timeout:
-                    self._claim(seat, key, f"come back in time to {waiting.what}")
+                    self._claim(seat, key, waiting.what)  # the same claim as on the step limit: replays alike
                     return
                 continue
             due = self._due.get((seat, key), self.now)
@@ -187,7 +187,7 @@ class ClockMixin(SessionCore):
         for (accused, _), by in self.claims.items():
             if all(s in by for s in range(self.n) if s != accused):
                 what = str(by[min(by)].body.get("what"))[:MAX_TEXT]
-                why = f"every other seat waited past the limit for seat {accused} to {what}"
+                why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
                 return
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
