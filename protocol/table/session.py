@@ -110,7 +110,10 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
                 if name in wire and wire[name] is not None:
                     wire[name] = self._wire_card(wire[name])
             self._publish("move", {"step": rd.step, "state": self.state_hash(), "move": wire})
-        self._pump_safely()
+        try:  # the move may let queued peer messages go on: they meet the same guard as in `receive` (I3)
+            self._pump_safely()
+        except Exception as exc:
+            self._out.append(Refused(None, "P-1.3", f"input could not be handled (internal error): {exc!r}"))
         self._touch_clocks()
         return self.drain()
 
