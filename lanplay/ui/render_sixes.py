@@ -45,7 +45,7 @@ def table_area(model: TableModel, width: int) -> Lines:
         lines.append(text_line(model.text("round_results", round=view.rounds_started), "class:label"))
         lines.append(text_line(model.text("ev_sx_out", name=model.name(r.winner), pot=r.pot_won), "class:ok"))
         for seat in range(view.players):
-            lines.append(text_line(f" {model.name(seat):<12} {view.chips[seat]:>3} {model.text('col_chips')}"))
+            lines.append(text_line(f" {model.name(seat):<12} " + model.text("chips_n", chips=view.chips[seat])))
     return lines
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.sixth_sense import ROUNDS, SIX_NINE, Play, SixthSenseState
+from engine.sixth_sense import ROUNDS, Play, SixthSenseState
+from lanplay.describe import TrickStory
+from lanplay.describe import sixth_sense_card_name as _card_name
 from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line
+from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
 
 
 def card_look(code: str) -> tuple[str, str]:
-    colour, value = code[0], code[1:]
-    return f"class:card.{colour.lower()}", f"{colour}6/9" if value == str(SIX_NINE) else code
+    return f"class:card.{code[0].lower()}", _card_name(code)
 
 
 def _card(code: str, extra: str = "") -> tuple[str, str]:
@@ -21,6 +22,7 @@ def _card(code: str, extra: str = "") -> tuple[str, str]:
 
 
 def _play_text(play: Play) -> str:
+    """S-6.3: the 6/9 card shows the value declared for it: `G6/9=9`."""
     text = card_look(play.card.code)[1]
     return f"{text}={play.as_value}" if play.as_value is not None else text
 
@@ -73,7 +75,7 @@ def table_area(model: TableModel, width: int) -> Lines:
             else:
                 row.append((card_look(play.card.code)[0], _play_text(play)))
                 if play.block is not None:
-                    row.append(("class:disabled", " " + model.text("blocks", card=play.block.code)))
+                    row.append(("class:disabled", " " + model.text("blocks", card=_card_name(play.block.code))))
             lines.append(row)
         for offset in range(len(r.trick), view.players):
             seat = (r.leader + offset) % view.players
@@ -101,18 +103,31 @@ def table_area(model: TableModel, width: int) -> Lines:
 
 
 def _last_trick(model: TableModel, width: int) -> Lines:
-    last: Any = model.recent.get("last_trick")
-    if last is None:
+    """The last trick with its blocked and blocking cards marked, and why it went as it did (S-4.5, S-6)."""
+    story: Any = model.recent.get("last_trick")
+    if not isinstance(story, TrickStory):
         return []
-    trick_no, plays, winner = last
-    title = model.text("last_trick", name=model.name(winner)) if winner is not None else model.text("last_trick_void")
-    blocked = {p.block for p in plays if p.block is not None}
-    items: list[Line] = [[("class:label", f"{title} ({trick_no}):")]]
-    for play in plays:
-        extra = "strike class:disabled" if play.card in blocked or play.block is not None else ""
-        items.append([("class:disabled", model.name(play.seat)[:8] + " "),
-                      (f"{card_look(play.card.code)[0]} {extra}".strip(), _play_text(play))])
-    return flow(items, width, gap=2)
+    if story.winner is not None:
+        title = model.text("last_trick", trick=story.trick_no, name=model.name(story.winner))
+    else:
+        title = model.text("last_trick_void", trick=story.trick_no)
+    lines: Lines = [[("class:label", title)]]
+    items: list[Line] = []
+    for play in story.plays:
+        item: Line = [("class:disabled", model.name(play.seat)[:8] + " ")]
+        if play is story.blocked:
+            item += [_card(play.card.code, "strike class:disabled"), ("class:disabled", f" ({model.text('blocked')})")]
+        elif play is story.blocker:
+            item += [_card(play.card.code, "class:disabled"),
+                     ("class:disabled", f" ({model.text('blocks', card=_card_name(play.block.code))})")]
+        else:
+            item.append((card_look(play.card.code)[0], _play_text(play)))
+        items.append(item)
+    lines.extend(flow(items, width, gap=2, indent=1))
+    notes = "; ".join(note.text(model.lang) for note in story.notes(skip_marked=True))
+    if notes:
+        lines.extend(wrap_text(notes[0].upper() + notes[1:] + ".", width - 1, "class:why", indent=" ", first=" "))
+    return lines
 
 
 def _results(model: TableModel) -> Lines:
