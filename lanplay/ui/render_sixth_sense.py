@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.sixth_sense import ROUNDS, Play, SixthSenseState
-from lanplay.describe import TrickStory
+from lanplay.describe import TrickStory, trick_story
 from lanplay.describe import sixth_sense_card_name as _card_name
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
@@ -81,6 +81,7 @@ def table_area(model: TableModel, width: int) -> Lines:
             seat = (r.leader + offset) % view.players
             mark = "▸" if offset == len(r.trick) else "·"
             lines.append([("", f"  {model.name(seat):<{names}}  "), ("class:disabled", mark)])
+        lines.extend(_in_force(model, width))
     lines.extend(_last_trick(model, width))
     if not all(r.predicted):  # once everyone has predicted the marks say nothing new
         predicted: list[Line] = [[("class:label", model.text("predicted_label") + ":")]]
@@ -100,6 +101,21 @@ def table_area(model: TableModel, width: int) -> Lines:
         lines.append(text_line(model.text("peek_line", trick=peek.trick, name=model.name(peek.target),
                                           card=peek.card), "class:private"))
     return lines
+
+
+def _in_force(model: TableModel, width: int) -> Lines:
+    """While a trick is played: a reversal in force, or two 4s cancelling (S-6.2), said before it decides."""
+    view: SixthSenseState = model.view
+    r = view.round
+    if r is None or not r.trick:
+        return []
+    trump = r.trump.colour if r.trump is not None and not view.options.beginner else None
+    story = trick_story(len(r.trick_winners) + 1, r.trick, trump, model.players)
+    notes = [n.text(model.lang) for n in story.why if n.key in ("tw_reverse", "tw_reverse_many", "tw_cancel")]
+    if not notes:
+        return []
+    return wrap_text(model.text("trick_now", notes="; ".join(notes)), width - 1, "class:why", indent="    ",
+                     first="  ")
 
 
 def _last_trick(model: TableModel, width: int) -> Lines:
