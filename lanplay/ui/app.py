@@ -280,7 +280,7 @@ def build_layout(model: TableModel) -> Layout:
         shown: Callable[[], bool],
         right: int | None = None,
         top: int | None = None,
-        width: int | None = None,
+        width: int | Callable[[], int] | None = None,
     ) -> Float:
         frame = Frame(Window(control(lambda: screens.join(render())), wrap_lines=True))
         return Float(ConditionalContainer(frame, filter=Condition(shown)), right=right, top=top, width=width)
@@ -288,7 +288,7 @@ def build_layout(model: TableModel) -> Layout:
     floats = [
         # Over the side panel, so the last round's results (every prediction revealed) stay readable.
         dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
-               right=0, top=1, width=screens.SIDE_WIDTH + 10),
+               right=0, top=1, width=lambda: screens.game_over_width(model, _columns())),
         dialog(lambda: screens.help_lines(model), lambda: model.show_help),
         dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
     ]

@@ -275,6 +275,7 @@ class TableModel:
         self.moves, self.choices, self.kind, self.question = (), (), "", None
         self.waiting = ()
         self.confirm_quit = False
+        self.error = None  # a refusal from before the end says nothing now
         self._changed()
 
     # --- methods keys call --------------------------------------------------------------------

@@ -24,7 +24,7 @@ def header_detail(model: TableModel) -> str:
 def table_area(model: TableModel, width: int) -> Lines:
     view: SixesState = model.view
     r = view.round
-    lines: Lines = []
+    lines: Lines = [text_line(" " * 8 + "".join(f" {rank}" for rank in RANKS), "class:disabled")]  # X-1.2
     for suit_index, suit in enumerate(SUITS):
         column = r.columns[suit_index] if r is not None else None
         row: Line = [("class:label", f"{model.text(f'suit_{suit}'):<8}")]

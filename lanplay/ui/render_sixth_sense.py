@@ -35,7 +35,7 @@ def header_detail(model: TableModel) -> str:
         if view.options.target is None:
             parts.append(model.text("round_of", round=view.rounds_started, rounds=ROUNDS[view.players]))
         else:
-            parts.append(model.text("round_n", round=view.rounds_started) + f" (→{view.options.target})")
+            parts.append(model.text("round_to_target", round=view.rounds_started, target=view.options.target))
     if r is not None:
         parts.append(model.text("dealer", name=model.name(r.dealer)))
     return " · ".join(parts)

@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
-from lanplay.ui.i18n import rules_summary
+from lanplay.ui.i18n import rules_summary, t
 from lanplay.ui.model import Choice, TableModel
 
 Line = list[OneStyleAndTextTuple]
@@ -82,9 +82,17 @@ def flow(
     return lines
 
 
+def path_pieces(path: str) -> list[str]:
+    """A path cut after each `/`, `-` or `_`: the places a line may break it."""
+    return re.findall(r"[^/\-_]+[/\-_]?|[/\-_]", path)
+
+
 def wrap_path(path: str, width: int) -> list[str]:
-    """A file path in lines of at most `width`, broken only after a `/`, `-` or `_`: never mid-word."""
-    pieces = re.findall(r"[^/\-_]+[/\-_]?|[/\-_]", path)
+    """A file path in lines of at most `width`, broken only after a `/`, `-` or `_`: never mid-word
+    (a single piece longer than `width` is cut only as a last resort, where no wider line is possible)."""
+    pieces: list[str] = []
+    for piece in path_pieces(path):
+        pieces.extend(piece[i : i + width] for i in range(0, len(piece), width))
     lines: list[str] = []
     current = ""
     for piece in pieces:
@@ -251,7 +259,11 @@ def _wrapped_log(model: TableModel, width: int) -> tuple[Lines, list[int]]:
         elif event.key.startswith("audit_"):
             style = "class:audit" if event.key != "audit_blame" else "class:error"
         starts.append(len(lines))
-        if event.key.startswith("tw_"):  # why the trick above went so: indented under it
+        path = event.params.get("path")
+        if isinstance(path, str) and len(event.text(model.lang)) > width:  # the path breaks between its parts
+            lines.extend(wrap_text(t(event.key, model.lang, path="").rstrip(), width, style))
+            lines.extend(text_line("  " + part, style) for part in wrap_path(path, width - 2))
+        elif event.key.startswith("tw_"):  # why the trick above went so: indented under it
             lines.extend(wrap_text(event.text(model.lang), width, "class:why", indent="    ", first="  "))
         else:
             lines.extend(wrap_text(event.text(model.lang), width, style, indent="  "))
@@ -322,6 +334,14 @@ def quit_lines(model: TableModel) -> Lines:
     return [text_line(model.text(model.quit_question)), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
 
 
+def game_over_width(model: TableModel, screen_width: int = SCREEN_WIDTH) -> int:
+    """The game-over dialog covers the side panel, and grows (to the screen's width) until the longest
+    piece of the record path fits on a line of its own."""
+    path = model.game_over.record_path if model.game_over is not None else None
+    longest = max((len(piece) for piece in path_pieces(path)), default=0) if path else 0
+    return max(GAME_OVER_WIDTH, min(screen_width - 2, longest + 5))
+
+
 def game_over_lines(model: TableModel) -> Lines:
     over = model.game_over
     if over is None:
@@ -340,7 +360,7 @@ def game_over_lines(model: TableModel) -> Lines:
     if over.record_path:
         label = model.text("record_saved", path="").rstrip()
         lines.append(text_line(label))
-        lines.extend(text_line(" " + part) for part in wrap_path(over.record_path, GAME_OVER_WIDTH - 3))
+        lines.extend(text_line(" " + part) for part in wrap_path(over.record_path, game_over_width(model) - 3))
     else:
         lines.append(text_line(model.text("record_not_saved")))
     lines.append(text_line(model.text("leave_key"), "class:keys"))
