@@ -132,7 +132,10 @@ def _ask(model: TableModel, game: Game[Any, Any, Any, Any], view: Any, stdin: Te
         if text:
             print(text, file=out)
     while not submitted:
-        print(model.status_msg().text(model.lang), file=out)
+        if model.question is not None:  # typed, not keyed: "b" goes back where the full screen says Esc
+            print(_t(model, "plain_second_question", card=model.option_label(model.question)), file=out)
+        else:
+            print(model.status_msg().text(model.lang), file=out)
         print(_choices_text(model), file=out)
         print(_t(model, "plain_prompt"), end="", file=out, flush=True)
         line = stdin.readline()
