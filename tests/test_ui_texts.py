@@ -346,3 +346,15 @@ def test_plain_sixes_in_dutch() -> None:
     text = plain_game("sixes", {"chips": 1}, 3, "nl")
     assert "Oros" in text and "Jouw hand" in text and "Eindstand" in text
     assert "1 fiches" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_every_footer_key_line_fits_an_80_column_screen(lang: str) -> None:
+    from lanplay.ui.i18n import t
+
+    # a second question's answers are always numbered by place (model.numbers_are_cards)
+    for key, digits in (("keys_hint", t("digits_card", lang)), ("keys_hint", t("digits_place", lang, count=15)),
+                        ("keys_hint_question", t("digits_place", lang, count=6))):
+        assert len(" " + t(key, lang, digits=digits)) <= 78, (key, digits)
+    for key in ("keys_hint_over", "keys_hint_wait", "typing"):
+        assert len(" " + t(key, lang, typed="104")) <= 78

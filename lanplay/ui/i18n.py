@@ -289,7 +289,7 @@ NL: dict[str, str] = {
     "keys_hint_question": "←→ kiezen · Enter bevestigen · {digits} · Esc terug · ? regels · q weg",
     "keys_hint_wait": "? regels · q weg · PgUp/PgDn verloop",
     "digits_place": "1–{count}: de n-de",
-    "digits_card": "typ het getal van een kaart",
+    "digits_card": "typ het kaartgetal",
     "typing": "getal {typed}… (typ het volgende cijfer, of wacht)",
     "window_too_small": "Venster te klein: de tafel heeft minstens {columns}×{rows} nodig (nu {now}).",
     "plain_intro": "Typ het getal van je keuze en Enter; ? toont de regels, q stopt.",
@@ -526,7 +526,8 @@ MESSAGES: dict[str, dict[str, str]] = {"en": EN, "nl": NL}
 RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "sixth-sense": {
         "en": (
-            "S-1 70 cards, 5 colours R Y G B P, values 0–14 (no 9: the 6/9 card).",
+            "S-1 70 cards in 5 colours: Red R, Yellow Y, Green G, Blue B,",
+            "    Purple P; values 0–14 (no 9: the 6/9 card, e.g. G6/9).",
             "S-2.4 The top stock card's colour is trump.",
             "S-3 Everyone lays one hand card face down as prediction:",
             "    its number is the tricks you aim for (6/9: 6 or 9).",
@@ -543,7 +544,8 @@ RULES: dict[str, dict[str, tuple[str, ...]]] = {
             "S-8 Variants: beginner, target score, late trump.",
         ),
         "nl": (
-            "S-1 70 kaarten, 5 kleuren R Y G B P, waarden 0–14 (geen 9: de 6/9-kaart).",
+            "S-1 70 kaarten in 5 kleuren: Rood R, Geel Y, Groen G, Blauw B,",
+            "    Paars P; waarden 0–14 (geen 9: de 6/9-kaart, bv. G6/9).",
             "S-2.4 De kleur van de bovenste stapelkaart is troef.",
             "S-3 Iedereen legt een handkaart dicht als voorspelling:",
             "    het getal is het aantal slagen dat je wilt halen (6/9: 6 of 9).",
