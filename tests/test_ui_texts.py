@@ -358,3 +358,25 @@ def test_every_footer_key_line_fits_an_80_column_screen(lang: str) -> None:
         assert len(" " + t(key, lang, digits=digits)) <= 78, (key, digits)
     for key in ("keys_hint_over", "keys_hint_wait", "typing"):
         assert len(" " + t(key, lang, typed="104")) <= 78
+
+
+def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
+    """T-3.5: the four rows are the choices, one per screen line; ↓ ↓ Enter takes row 3."""
+    from engine.take6 import Play as Take6Play
+    from engine.take6 import TakeRow
+    from lanplay.ui.screens import table_area
+
+    state = TAKE6.new_game(2, TAKE6.options_from_json({}))
+    deal = TAKE6.deal_from_json(state, {"dealer": 1, "hands": [list(range(1, 11)), list(range(11, 21))],
+                                        "rows": [50, 60, 70, 80]})
+    state = TAKE6.apply(TAKE6.apply(TAKE6.start_round(state, deal), Take6Play(0, 1)), Take6Play(1, 11))
+    submitted: list[Any] = []
+    model = TableModel(TAKE6, ("Ann", "Bob"), 0, "en", submitted.append)
+    model.update_state(TAKE6.view(state, 0))
+    model.set_decision(TAKE6.legal_moves(TAKE6.view(state, 0), 0))
+    table_area(model)
+    hand_area(model)
+    model.move_row(1)
+    model.move_row(1)
+    model.confirm()
+    assert submitted == [TakeRow(0, 2)]
