@@ -19,6 +19,7 @@ from lanplay.lobby import LobbyError
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.store import data_dir
 from lanplay.tables import RECONNECT_TIMEOUT, host_table, join_table, load_identity, resume_table
+from lanplay.text import shown
 from protocol.session import Blamed, Event, GameOver, PeekResult, RoundAudited
 
 
@@ -91,7 +92,7 @@ def _printer(names: list[str] | None = None) -> Any:
             print(f"round {event.round + 1} audited and confirmed: {event.report}", flush=True)
         elif isinstance(event, Blamed):
             who = "an unknown seat" if event.seat is None else f"seat {event.seat}"
-            print(f"BLAME: {who} broke {event.rule}: {event.message}", flush=True)
+            print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
         elif isinstance(event, GameOver):

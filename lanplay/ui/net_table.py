@@ -37,6 +37,7 @@ from lanplay.lobby import LobbyHost, SeatInfo
 from lanplay.runner import Outcome, TableRunner
 from lanplay.store import save_record
 from lanplay.tables import host_table, join_table, resume_table
+from lanplay.text import shown
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
@@ -483,8 +484,8 @@ class NetTable:
         model = self.model
         name = model.name(event.seat) if event.seat is not None else model.text("blame_someone")
         model.set_audit(
-            max(self.round_no, 1), False, "audit_blame", name=name, rule=event.rule, why=why_key(event.rule),
-            reason=event.message,
+            max(self.round_no, 1), False, "audit_blame", name=name, rule=shown(event.rule, 40), why=why_key(event.rule),
+            reason=shown(event.message),  # a peer's words (I7)
         )  # fmt: skip
         self._drop_decision()
 
@@ -595,4 +596,3 @@ class NetTable:
                 self.record_path = self._keep_record(path)
             except Exception as exc:  # leaving must not fail for want of a record
                 log.warning("cannot save the rounds so far: %s", exc)
-
