@@ -120,6 +120,9 @@ def _report(outcome: Outcome) -> int:
         print(f"game record saved to {outcome.record_path}")
     if outcome.blame is not None:
         return 3
+    if outcome.network_lost:
+        print("lanplay: lost the network: no link to any other seat; run lanplay again to resume", file=sys.stderr)
+        return 4
     return 0
 
 
