@@ -44,6 +44,7 @@ from lanplay.mesh import Mesh, MeshError
 from lanplay.store import Journal, journal_path, save_record
 from lanplay.text import shown
 from protocol.encoding import JSONObject
+from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.session import (
     Blamed,
@@ -114,6 +115,10 @@ class TableRunner:
         reconnect_timeout: float = 120.0,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
+        try:
+            plan.verify()  # I7: every seat signed this very plan, and its seat order is the drawn one
+        except ProtocolError as exc:
+            raise LobbyError(f"refusing to play table {plan.table_id}: {exc.message}") from None
         self.plan = plan
         self.identity = identity
         self.data_dir = data_dir
@@ -140,6 +145,7 @@ class TableRunner:
         self._settle_from = 0.0
         self._lost_since: float | None = None  # monotonic time the last link went down
         self._gave_up = False
+        self._was_linked = False  # whether a link had been up before the last time there was none
         trace = os.environ.get(TRACE_ENV)
         self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 
@@ -396,6 +402,7 @@ class TableRunner:
             # No link at all: this laptop lost the network (or everyone else did). Blame nobody.
             if self._lost_since is None:
                 self._lost_since = clock
+                self._was_linked = self.ever_linked
                 if self.ever_linked:
                     log.warning("lost the network: no link to any other seat; blaming nobody while it lasts")
             elif clock - self._lost_since > self.settings.reconnect_timeout:
@@ -405,7 +412,7 @@ class TableRunner:
             return False
         if self._lost_since is not None:
             self._lost_since = None
-            self._settle("a link is back after the network was lost")
+            self._settle("a link is back after the network was lost" if self._was_linked else "the first link is up")
         if self._settle_until is None:
             return True
         everyone = len(self.connected) == self.n_others
@@ -590,8 +597,10 @@ def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
             continue
         if records and records[0].get("t") == "table" and records[-1].get("t") != "done":
             try:
-                return TablePlan.from_json(records[0]["plan"]), path
-            except (LobbyError, KeyError, ValueError) as exc:  # I3: say why, and leave the other commands usable
+                plan = TablePlan.from_json(records[0]["plan"])
+                plan.verify()
+                return plan, path
+            except (ProtocolError, KeyError, ValueError) as exc:  # I3: say why, and leave the other commands usable
                 log.warning("cannot resume from %s: its table plan is not valid: %s", path, exc)
     return None
 

@@ -200,14 +200,20 @@ async def join_table(
             raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
                              f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
         host, port, lobby_id = advert.address, advert.port, advert.table_id
+        pinned: str | None = advert.host_fingerprint  # I7: the host must prove the key its advert names
+        wanted_game: str | None = advert.game
         log.info("found table %s of %s hosted by %s (%s)", lobby_id, advert.game, advert.host_name, advert.host_fingerprint)  # noqa: E501
     else:
         host, port = address
+        pinned = wanted_game = None  # no advert to pin the host by: the key it proves is taken on first use
     try:
         if address is not None:
             lobby_id = await fetch_lobby_id(host, port)
         mesh_port = free_port(interface)
-        plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port), on_seats)
+        plan = await join_lobby(
+            identity, lobby_id, host, port, name, (interface, mesh_port), on_seats,
+            host_fingerprint=pinned, game=wanted_game,
+        )  # fmt: skip
     except (OSError, TimeoutError, WebSocketException) as exc:
         raise LobbyError(f"cannot join the table at {host}:{port}: {exc or type(exc).__name__}") from exc
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
