@@ -1,5 +1,6 @@
-"""Finding 9 of issue 9 as real processes on 127.0.0.1 (I4: every table ends, and a seat that comes
-back is not blamed for the time it was away).
+"""Findings 9 and 10 of issue 9 on 127.0.0.1. Finding 9 as real processes (I4: every table ends, and
+a seat that comes back is not blamed for the time it was away); finding 10 in-process (I6: junk from a
+seated peer costs no disk and no unbounded memory, and the table goes on).
 
 A `lanplay bot` seat is taken away *during a deal* (its shuffle/lock/keys are owed or awaited) for
 longer than the step limit but well under the reconnect limit — stopped with SIGSTOP and cut off (its
@@ -11,15 +12,24 @@ steps).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from netutil import BotProcess, Table, assert_complete_game, start_table
+from netutil import LOOPBACK, BotProcess, Table, assert_complete_game, start_table
 from test_net_faults import _ss_kill_port, _ss_kill_works, plan_of, seat_of
+
+from lanplay import runner as runner_module
+from lanplay import tables
+from lanplay.runner import BotPlayer, Outcome, TableRunner
+from protocol.identity import Identity
+from protocol.session import Refused
 
 STEP = 2.0  # the step limit (P-5.3), short to keep the test fast
 RECONNECT = 60.0  # the reconnect limit, far above the time away
@@ -147,3 +157,91 @@ def test_a_bot_killed_during_the_deal_and_restarted_after_the_step_limit_is_not_
     _assert_no_blame(table)
     assert_complete_game(table.bots, "sixth-sense")
     assert "resuming table" in victim.stderr() and "time limits start again" in victim.stderr(), victim.describe()
+
+
+# --- finding 10: junk from a seated peer costs no disk and no unbounded memory (I6) ---------------
+
+
+def test_junk_from_a_seated_peer_is_not_journaled_and_the_table_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One seat's laptop (an in-process bot here, taken over after the start) sends the host 120
+    messages of 200 KB that are no protocol message at all, over its real, authenticated link. The
+    host refuses each; its journal grows by nothing of it, its set of seen digests does not grow, and
+    the game completes with identical records and no blame."""
+    runners: list[TableRunner] = []
+    asked = asyncio.Event()
+    gate = asyncio.Event()
+
+    class Recorded(TableRunner):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            runners.append(self)
+
+    monkeypatch.setattr(tables, "TableRunner", Recorded)
+
+    class GatedBot(BotPlayer):
+        """The host's seat: holds its first decision (no time limit on a player) while the junk flows."""
+
+        async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+            asked.set()
+            await gate.wait()
+            return await super().decide(runner, moves)
+
+    refused: list[Refused] = []
+
+    me = Identity.generate()
+
+    async def attack() -> tuple[int, int, int]:
+        (host,) = [r for r in runners if r.identity is me]
+        hostile = next(r for r in runners if r is not host)
+        assert host.mesh is not None and hostile.mesh is not None
+        before = host.journal.path.stat().st_size
+        seen = len(host._seen)
+        for i in range(120):
+            hostile.mesh.send(host.identity.peer_id, os.urandom(200 * 1024))
+            if i % 10 == 9:
+                await asyncio.sleep(0.05)  # let the link carry it
+        deadline = asyncio.get_running_loop().time() + 60
+        while len(refused) < 120:
+            assert asyncio.get_running_loop().time() < deadline, f"{len(refused)} of 120 junk messages seen"
+            await asyncio.sleep(0.05)
+        return before, host.journal.path.stat().st_size, len(host._seen) - seen
+
+    async def body() -> tuple[Outcome, tuple[int, int, int]]:
+        hosting = tables.host_table(
+            identity=me, data_dir=tmp_path, name="Host", game="sixth-sense",
+            options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
+            interface=LOOPBACK, player=GatedBot("sixth-sense"), advertise=False,
+            on_event=lambda e: refused.append(e) if isinstance(e, Refused) else None,
+        )  # fmt: skip
+        game = asyncio.create_task(hosting)
+        try:
+            async with asyncio.timeout(60):
+                await asyncio.wait({game, asyncio.create_task(asked.wait())}, return_when=asyncio.FIRST_COMPLETED)
+            assert asked.is_set(), "the game ended before the host was asked to move"
+            sizes = await attack()
+        finally:
+            gate.set()
+        async with asyncio.timeout(GAME_LIMIT):
+            return await game, sizes
+
+    outcome, (before, after, seen_growth) = asyncio.run(body())
+    assert after - before < 16 * 1024, f"the journal grew by {after - before} bytes under 24 MB of junk"
+    assert seen_growth < 10, "refused junk must not be remembered"
+    assert all(r.sender is not None for r in refused[:120])
+    assert outcome.blame is None, outcome.blame
+    assert outcome.record_path is not None
+    records = [outcome.record_path, *sorted((tmp_path / "bots").glob("*/records/*.json"))]
+    assert len(records) == 3 and len({p.read_bytes() for p in records}) == 1
+
+
+def test_runner_dedup_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The digests kept to drop gossip copies are capped: the oldest go first."""
+    monkeypatch.setattr(runner_module, "MAX_SEEN", 100)
+    runner = object.__new__(TableRunner)
+    runner._seen = {}
+    for i in range(1000):
+        runner._remember(i.to_bytes(32, "big"))
+    assert len(runner._seen) == 100
+    assert (999).to_bytes(32, "big") in runner._seen and (0).to_bytes(32, "big") not in runner._seen
