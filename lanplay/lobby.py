@@ -172,7 +172,10 @@ class LobbyHost:
     _attempts: int = 0
 
     async def start(self, host: str, port: int = 0) -> int:
-        check_name(self.host_seat.name)
+        try:
+            check_name(self.host_seat.name)
+        except ProtocolError as exc:
+            raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
         self._server = await serve(
             self._serve, host, port, compression=None, max_size=MAX_LOBBY_MESSAGE, process_request=self._http

@@ -423,6 +423,7 @@ class TableRunner:
         self.journal.append({"t": "resumed", "ms": ms}, sync=False)
         log.info("links up for %d of %d seats: time limits start again now", len(self.connected), self.n_others)
         self._dispatch(_restart_clocks(session, ms / 1000))
+        self._sync_links()  # the session counts every link as up after `resumed`: say which are not
         return True
 
     @property

@@ -232,6 +232,11 @@ def test_names_with_escapes_are_refused_by_joiner_and_host() -> None:
             assert "control" in str(answer.get("error")), answer
         assert len(lobby.taken) == 1
         await lobby.close()
+        # Nor may the host call itself so.
+        identity = Identity.generate()
+        bad = LobbyHost(identity, "take6", {}, 2, SeatInfo("\x1b[5mHost", identity.public.hex(), HOST, 5000))
+        with pytest.raises(LobbyError, match="control"):
+            await bad.start(HOST)
 
     asyncio.run(scenario())
 
