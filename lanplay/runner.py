@@ -135,7 +135,9 @@ class TableRunner:
         self.mesh: Mesh | None = None
         self._replaying: deque[bytes] = deque()
         self._seen: dict[bytes, None] = {}  # insertion-ordered: the oldest go first past MAX_SEEN
-        self._draws = 0  # random draws so far: an input that drew one is journaled whatever the session says
+        # Entropy drawn while an input is being handled waits here, to be journaled right after that
+        # input (so a kill between the two never leaves draws the replay would give to another input).
+        self._held_draws: list[JSONObject] | None = None
         self._wake = asyncio.Event()
         self._decider: asyncio.Task[None] | None = None
         self._forwards: list[bytes] = []
@@ -152,7 +154,6 @@ class TableRunner:
     # --- journal-backed inputs ---------------------------------------------------------------------
 
     def _entropy(self, n: int) -> bytes:
-        self._draws += 1
         if self._replaying:
             data = self._replaying.popleft()
             if len(data) != n:
@@ -161,8 +162,18 @@ class TableRunner:
         if self._trace is not None and self.session is not None:
             self._trace.entropy(self.session)
         data = secrets.token_bytes(n)
-        self.journal.append({"t": "entropy", "hex": data.hex()}, sync=False)  # synced before anything leaves
+        record: JSONObject = {"t": "entropy", "hex": data.hex()}
+        if self._held_draws is not None:
+            self._held_draws.append(record)
+        else:
+            self.journal.append(record, sync=False)  # synced before anything leaves
         return data
+
+    def _journal_after(self, record: JSONObject, draws: list[JSONObject]) -> None:
+        """An input handled before it was journaled (so refused ones need not be), then the draws it made."""
+        self.journal.append(record, sync=False)
+        for draw in draws:
+            self.journal.append(draw, sync=False)
 
     @staticmethod
     def _ms() -> int:
@@ -178,13 +189,16 @@ class TableRunner:
         if digest in self._seen or self.session is None:
             return  # a copy already handled (gossip sends each message several ways)
         ms = self._ms()
-        draws = self._draws
-        outputs = self.session.receive(seat, data, ms / 1000)
+        self._held_draws = []
+        try:
+            outputs = self.session.receive(seat, data, ms / 1000)
+        finally:
+            draws, self._held_draws = self._held_draws, None
         # The one place a received message is journaled: after the session has seen it, before
-        # anything it caused leaves (`_dispatch` syncs first).
-        if self._draws != draws or _input_kept(self.session, outputs):
+        # anything it caused leaves (`_dispatch` syncs first). An input that drew entropy is kept.
+        if draws or _input_kept(self.session, outputs):
             self._remember(digest)
-            self.journal.append({"t": "in", "from": seat, "data": data.hex(), "ms": ms}, sync=False)
+            self._journal_after({"t": "in", "from": seat, "data": data.hex(), "ms": ms}, draws)
         self._dispatch(outputs)
 
     async def submit(self, move: Any) -> None:
@@ -205,9 +219,13 @@ class TableRunner:
         if not self._judging_time():
             return
         ms = self._ms()
-        outputs = session.tick(ms / 1000)
-        if outputs:
-            self.journal.append({"t": "tick", "ms": ms})
+        self._held_draws = []
+        try:
+            outputs = session.tick(ms / 1000)
+        finally:
+            draws, self._held_draws = self._held_draws, None
+        if outputs or draws:
+            self._journal_after({"t": "tick", "ms": ms}, draws)
             self._dispatch(outputs)
 
     def _dispatch(self, outputs: list[Output]) -> None:
