@@ -52,9 +52,9 @@ from protocol.session import (
     Event,
     Moved,
     Output,
-    Refused,
     RoundAudited,
     Send,
+    Stopped,
     TableSession,
     Waiting,
 )
@@ -195,8 +195,9 @@ class TableRunner:
         finally:
             draws, self._held_draws = self._held_draws, None
         # The one place a received message is journaled: after the session has seen it, before
-        # anything it caused leaves (`_dispatch` syncs first). An input that drew entropy is kept.
-        if draws or _input_kept(self.session, outputs):
+        # anything it caused leaves (`_dispatch` syncs first). Kept are the inputs the session kept,
+        # and any that drew entropy or led to a message or verdict of ours (a replay must reach it too).
+        if draws or self.session.last_input_kept or any(_own_output(o) for o in outputs):
             self._remember(digest)
             self._journal_after({"t": "in", "from": seat, "data": data.hex(), "ms": ms}, draws)
         self._dispatch(outputs)
@@ -288,9 +289,9 @@ class TableRunner:
                 self._remember(hashlib.sha256(data).digest())
                 keep(session.receive(int(str(record["from"])), data, now))
             elif kind == "link":
-                _link_changed(session, int(str(record["seat"])), record.get("up") is True, now)
+                session.set_connected(int(str(record["seat"])), record.get("up") is True, now)
             elif kind == "resumed":
-                keep(_restart_clocks(session, now))
+                keep(session.resumed(now))
             elif kind == "decide":
                 move_json = record.get("move")
                 assert isinstance(move_json, dict)
@@ -417,7 +418,8 @@ class TableRunner:
         assert session is not None
         clock = time.monotonic()
         if self.n_others and not self.connected:
-            # No link at all: this laptop lost the network (or everyone else did). Blame nobody.
+            # No link at all: this laptop lost the network (or everyone else did). Blame nobody; the
+            # session, ticked while it knows every link is down, says so (`NetworkLost`) and judges nothing.
             if self._lost_since is None:
                 self._lost_since = clock
                 self._was_linked = self.ever_linked
@@ -427,7 +429,7 @@ class TableRunner:
                 gone = clock - self._lost_since
                 log.warning("no link for %.0f s: leaving the table unfinished (it can be resumed)", gone)
                 self._gave_up = True
-            return False
+            return self.ever_linked  # before the first link there is no network to have lost
         if self._lost_since is not None:
             self._lost_since = None
             self._settle("a link is back after the network was lost" if self._was_linked else "the first link is up")
@@ -440,7 +442,7 @@ class TableRunner:
         ms = self._ms()
         self.journal.append({"t": "resumed", "ms": ms}, sync=False)
         log.info("links up for %d of %d seats: time limits start again now", len(self.connected), self.n_others)
-        self._dispatch(_restart_clocks(session, ms / 1000))
+        self._dispatch(session.resumed(ms / 1000))
         self._sync_links()  # the session counts every link as up after `resumed`: say which are not
         return True
 
@@ -462,7 +464,7 @@ class TableRunner:
             if seat != self.me:
                 up = seat in self.connected
                 self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
-                _link_changed(session, seat, up, ms / 1000)
+                session.set_connected(seat, up, ms / 1000)
 
     # --- mesh callbacks ----------------------------------------------------------------------------
 
@@ -483,7 +485,7 @@ class TableRunner:
         if self.session is not None:  # before the session exists, `_sync_links` tells it
             ms = self._ms()
             self.journal.append({"t": "link", "seat": seat, "up": connected, "ms": ms}, sync=False)
-            _link_changed(self.session, seat, connected, ms / 1000)
+            self.session.set_connected(seat, connected, ms / 1000)  # a seat back gets a fresh limit
         self._wake.set()
 
     # --- for the UI --------------------------------------------------------------------------------
@@ -505,36 +507,9 @@ class TableRunner:
         return f"waiting for {', '.join(names)} ({waiting.what})"
 
 
-# --- the session's side of it, in one place -------------------------------------------------------------
-# `trust-session` is giving the session `resumed(now)` (fresh limits, I4) and `last_input_kept` (I6);
-# until those exist the fallbacks below do the least that keeps an honest seat from being blamed.
-
-
-def _input_kept(session: TableSession, outputs: list[Output]) -> bool:
-    """Whether the session kept the input it was just given (only such inputs are journaled)."""
-    flag = getattr(session, "last_input_kept", None)
-    if isinstance(flag, bool):
-        return flag
-    return not outputs or not all(isinstance(o, Refused) for o in outputs)
-
-
-def _restart_clocks(session: TableSession, now: float) -> list[Output]:
-    """Every owed step's clock starts again at ``now``: the time this seat was away counts against nobody."""
-    resumed = getattr(session, "resumed", None)
-    if callable(resumed):
-        outputs = resumed(now)
-        return list(outputs) if isinstance(outputs, list) else []
-    session.since = max(session.since, now)
-    return []
-
-
-def _link_changed(session: TableSession, seat: int, up: bool, now: float) -> None:
-    """A link went down or came back; a seat that comes back gets a fresh limit for the step it owes."""
-    session.set_connected(seat, up, now)
-    if up and not callable(getattr(session, "resumed", None)):
-        waiting = session.waiting()
-        if waiting is not None and seat in waiting.seats:
-            session.since = max(session.since, now)
+def _own_output(output: Output) -> bool:
+    """A message of this seat's own, or a verdict: what a replay of the journal must reproduce."""
+    return isinstance(output, Blamed | Stopped) or (isinstance(output, Send) and not output.forward)
 
 
 class _Trace:

@@ -27,9 +27,11 @@ from test_net_faults import _ss_kill_port, _ss_kill_works, plan_of, seat_of
 
 from lanplay import runner as runner_module
 from lanplay import tables
+from lanplay.mesh import MeshError
 from lanplay.runner import BotPlayer, Outcome, TableRunner
 from protocol.identity import Identity
 from protocol.session import Refused
+from protocol.signed import ZERO_DIGEST, sign_message
 
 STEP = 2.0  # the step limit (P-5.3), short to keep the test fast
 RECONNECT = 60.0  # the reconnect limit, far above the time away
@@ -162,13 +164,15 @@ def test_a_bot_killed_during_the_deal_and_restarted_after_the_step_limit_is_not_
 # --- finding 10: junk from a seated peer costs no disk and no unbounded memory (I6) ---------------
 
 
-def test_junk_from_a_seated_peer_is_not_journaled_and_the_table_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("signed", [False, True], ids=["garbage", "signed-unknown-kind"])
+def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: bool
 ) -> None:
     """One seat's laptop (an in-process bot here, taken over after the start) sends the host 120
-    messages of 200 KB that are no protocol message at all, over its real, authenticated link. The
-    host refuses each; its journal grows by nothing of it, its set of seen digests does not grow, and
-    the game completes with identical records and no blame."""
+    messages of 200 KB over its real, authenticated link. Random bytes: the host refuses each, its
+    journal grows by nothing of it, its set of seen digests does not grow, and the game completes with
+    identical records and no blame. Messages the seat signed, of a kind no honest peer sends: proof
+    against that seat (P-1.3), which the host names; its journal keeps at most the one that proves it."""
     runners: list[TableRunner] = []
     asked = asyncio.Event()
     gate = asyncio.Event()
@@ -192,23 +196,37 @@ def test_junk_from_a_seated_peer_is_not_journaled_and_the_table_goes_on(
 
     me = Identity.generate()
 
-    async def attack() -> tuple[int, int, int]:
+    async def attack() -> tuple[int, int, int, int]:
         (host,) = [r for r in runners if r.identity is me]
         hostile = next(r for r in runners if r is not host)
         assert host.mesh is not None and hostile.mesh is not None
         before = host.journal.path.stat().st_size
         seen = len(host._seen)
+        deadline = asyncio.get_running_loop().time() + 90
         for i in range(120):
-            hostile.mesh.send(host.identity.peer_id, os.urandom(200 * 1024))
-            if i % 10 == 9:
-                await asyncio.sleep(0.05)  # let the link carry it
-        deadline = asyncio.get_running_loop().time() + 60
-        while len(refused) < 120:
+            if host.session is not None and host.session.blame is not None:
+                break
+            if not signed:  # bytes that are no message at all
+                junk = os.urandom(200 * 1024)
+            else:  # validly signed by the seat, of a kind no honest peer sends: refused before chaining
+                junk = sign_message(hostile.identity, hostile.settings.table, 0, 10_000 + i, ZERO_DIGEST,
+                                    "x.junk", {"pad": "z" * 200_000}).to_wire()  # fmt: skip
+            try:
+                hostile.mesh.send(host.identity.peer_id, junk)
+            except MeshError:  # the hostile seat's game ended: it was named
+                assert signed
+                break
+            while hostile.mesh.queued(host.identity.peer_id) > 20:  # within its own outbox cap (I6)
+                assert asyncio.get_running_loop().time() < deadline, f"the host stopped acknowledging at {i}"
+                if host.session is not None and host.session.blame is not None:
+                    break
+                await asyncio.sleep(0.01)
+        while len(refused) < 120 and not (signed and host.session and host.session.blame):
             assert asyncio.get_running_loop().time() < deadline, f"{len(refused)} of 120 junk messages seen"
             await asyncio.sleep(0.05)
-        return before, host.journal.path.stat().st_size, len(host._seen) - seen
+        return before, host.journal.path.stat().st_size, len(host._seen) - seen, hostile.me
 
-    async def body() -> tuple[Outcome, tuple[int, int, int]]:
+    async def body() -> tuple[Outcome, tuple[int, int, int, int]]:
         hosting = tables.host_table(
             identity=me, data_dir=tmp_path, name="Host", game="sixth-sense",
             options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
@@ -226,7 +244,13 @@ def test_junk_from_a_seated_peer_is_not_journaled_and_the_table_goes_on(
         async with asyncio.timeout(GAME_LIMIT):
             return await game, sizes
 
-    outcome, (before, after, seen_growth) = asyncio.run(body())
+    outcome, (before, after, seen_growth, hostile_seat) = asyncio.run(body())
+    if signed:
+        assert outcome.blame is not None and outcome.blame.rule == "P-1.3", outcome.blame
+        assert outcome.blame.seat == hostile_seat
+        # The proof (one 200 KB message, hex in the journal) and no more of the 24 MB sent.
+        assert after - before < 1024 * 1024, f"the journal grew by {after - before} bytes"
+        return
     assert after - before < 16 * 1024, f"the journal grew by {after - before} bytes under 24 MB of junk"
     assert seen_growth < 10, "refused junk must not be remembered"
     assert all(r.sender is not None for r in refused[:120])
