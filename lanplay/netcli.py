@@ -20,7 +20,7 @@ from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.store import data_dir
 from lanplay.tables import RECONNECT_TIMEOUT, host_table, join_table, load_identity, resume_table
 from lanplay.text import shown
-from protocol.session import Blamed, Event, GameOver, PeekResult, RoundAudited
+from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited
 
 
 def add_network_commands(sub: Any) -> None:
@@ -95,6 +95,8 @@ def _printer(names: list[str] | None = None) -> Any:
             print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
+        elif isinstance(event, NetworkLost):
+            print("lost the network: no link to any other seat (blaming nobody; waiting for it)", flush=True)
         elif isinstance(event, GameOver):
             print(f"game over: winners {list(event.winners)}", flush=True)
 
