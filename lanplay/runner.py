@@ -14,8 +14,11 @@ Time away (I4): the session judges withheld steps by the clock, so the runner ma
 seat could not take part counts against nobody. After a journal resume, after the process was stopped
 or the laptop slept (the loop notices a jump of the wall clock), and after this seat had lost every
 link, it does not let the session judge time until the links have had a chance to come up (every link
-up, or `SETTLE_LIMIT`), then restarts the session's clocks. Link changes go to the session
-(`set_connected`) and into the journal, so a replay sees them too. With no link at all the seat says it
+up, or `SETTLE_LIMIT`), then restarts the session's clocks (`resumed`) and tells it which links are
+still down: those seats are judged by the reconnect limit from now, and each gets a fresh step limit
+when its link comes back. The window is short on purpose: the others' timeout claims must meet ours
+within twice the step limit. Link changes go to the session (`set_connected`) and into the journal,
+so a replay sees them too. With no link at all the seat says it
 lost the network and blames nobody; it gives up after the reconnect limit without ending the game, so
 the next `lanplay` command resumes it.
 """
@@ -67,7 +70,7 @@ DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledg
 TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
 SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock time gone was stopped or asleep
 SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
-SETTLE_LIMIT = 10.0  # ... and at most this long waiting for every link; the reconnect limit covers the rest
+SETTLE_LIMIT = 1.5  # ... and at most this long waiting for every link; the reconnect limit covers the rest
 MAX_SEEN = 1 << 16  # digests of handled messages kept for deduplication (gossip brings each several times)
 
 
@@ -432,7 +435,8 @@ class TableRunner:
             return self.ever_linked  # before the first link there is no network to have lost
         if self._lost_since is not None:
             self._lost_since = None
-            self._settle("a link is back after the network was lost" if self._was_linked else "the first link is up")
+            if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)
+                self._settle("a link is back after the network was lost")
         if self._settle_until is None:
             return True
         everyone = len(self.connected) == self.n_others
