@@ -15,20 +15,45 @@ from engine.record import GameRecord, RecordFault, replay_text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from lanplay.discovery import DiscoveryError
+    from lanplay.netcli import CommandError
+    from lanplay.store import StoreError
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:  # `lanplay` alone: the lobby
-        from lanplay.ui.lobby_screen import lobby_command
+    try:
+        if args.command is None:  # `lanplay` alone: the lobby
+            from lanplay.ui.lobby_screen import lobby_command
 
-        return lobby_command(None, None, None)
-    result: int = args.run(args)
+            return lobby_command(None, None, None)
+        result: int = args.run(args)
+    except (CommandError, DiscoveryError, StoreError) as exc:
+        # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
+        print(f"lanplay: {exc}", file=sys.stderr)
+        return 2
     return result
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lanplay")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lanplay", description="Card games across laptops on one local network.")
+    parser.add_argument("--version", action="version", version=f"lanplay {_version()}")
     parser.set_defaults(command=None)
     sub = parser.add_subparsers(dest="command")
+
+    where = sub.add_parser(
+        "where", help="where lanplay keeps its files: data directory, identity, network in use, unfinished games"
+    )
+    where.add_argument("--interface", help="the IPv4 address to play on (as for the other commands)")
+    where.set_defaults(run=run_where)
 
     replay = sub.add_parser("replay", help="replay and check a game record")
     replay.add_argument("file", type=Path, help="a lanplay-record/1 file")
@@ -148,6 +173,31 @@ def run_play(args: argparse.Namespace) -> int:
     record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout)
     save_record(record, path)
     print(f"Game record saved to {path}")
+    return 0
+
+
+def run_where(args: argparse.Namespace) -> int:
+    from lanplay.network import network_in_use
+    from lanplay.runner import unfinished_journal
+    from lanplay.store import data_dir, load_or_create_identity
+
+    directory = data_dir()
+    identity = load_or_create_identity(directory)
+    network = network_in_use(args.interface, directory, ask=True)  # a bad choice is one line, before the rest
+    print(f"data directory: {directory}")
+    print(f"identity: {identity.public.fingerprint} ({directory / 'identity.key'})")
+    if network is None:
+        print("network: none chosen yet (the lobby asks; the commands play on this laptop only)")
+    else:
+        print(f"network: {network.label} ({network.address}, from {network.source})")
+    found = unfinished_journal(directory)
+    if found is None:
+        print("unfinished games: none")
+    else:
+        plan, path = found
+        names = ", ".join(seat.name for seat in plan.seats)
+        print(f"unfinished games: {get_game(plan.game).title} with {names} ({path}); `lanplay`, then r, resumes it")
+    print(f"records: {directory / 'records'}")
     return 0
 
 

@@ -41,8 +41,15 @@ MAX_LOBBY_MESSAGE = 64 * 1024
 LOBBY_TIMEOUT = 10.0
 
 
+TABLE_FULL = "the table is full"
+
+
 class LobbyError(Exception):
     """The lobby refused us, or a lobby message was not what it should be."""
+
+
+class TableFull(LobbyError):
+    """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +58,19 @@ class SeatInfo:
     public_key: str  # hex
     address: str
     port: int
+    # A bot seat: the public key (hex) of the seat whose laptop runs it (its own key: a laptop of its own).
+    # Left out of the JSON when None, so a table without bots hashes to the same table id as before.
+    runs_on: str | None = None
 
     @property
     def fingerprint(self) -> str:
         return PublicIdentity.from_hex(self.public_key).fingerprint
 
     def to_json(self) -> JSONObject:
-        return {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        out: JSONObject = {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        if self.runs_on is not None:
+            out["bot"] = self.runs_on
+        return out
 
     @staticmethod
     def from_json(raw: object) -> SeatInfo:
@@ -77,7 +90,12 @@ class SeatInfo:
             or not 0 < mesh[1] < 65536
         ):
             raise LobbyError("a seat's mesh address is [address, port]")
-        return SeatInfo(name, key, mesh[0], mesh[1])
+        runs_on = raw.get("bot")
+        if runs_on is not None:
+            if not isinstance(runs_on, str):
+                raise LobbyError("a bot seat names the key of the laptop that runs it")
+            PublicIdentity.from_hex(runs_on)
+        return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +260,7 @@ class LobbyHost:
             if any(s.public_key == key for s in self.taken):
                 raise LobbyError("this identity already has a seat")
             if len(self.taken) >= self.seats or self._plan is None or self._plan.done():
-                await _send(ws, cipher, {"error": "the table is full"})
+                await _send(ws, cipher, {"error": TABLE_FULL})
                 return
             self._joiners.append(_Joiner(ws, cipher, info))
             log.info("lobby: %s (%s) took seat %d", info.name, info.fingerprint, len(self.taken) - 1)
@@ -281,16 +299,24 @@ async def join_lobby(
     name: str,
     mesh: tuple[str, int],
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
 ) -> TablePlan:
-    """Take a seat at the table whose lobby listens at host:port; returns once the game starts."""
+    """Take a seat at the table whose lobby listens at host:port; returns once the game starts.
+    `runs_on`: this seat is a bot run by the laptop with that public key (hex). `TableFull` if every
+    seat is taken."""
     async with ws_connect(
         f"ws://{host}:{port}/", compression=None, max_size=MAX_LOBBY_MESSAGE, proxy=None, open_timeout=LOBBY_TIMEOUT
     ) as ws:
         cipher, _ = await _handshake(ws, identity, lobby_id, initiator=True)
-        await _send(ws, cipher, {"join": {"name": name, "mesh": [mesh[0], mesh[1]]}})
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        if runs_on is not None:
+            join["bot"] = runs_on
+        await _send(ws, cipher, {"join": join})
         while True:
             message = await _recv(ws, cipher)
             if "error" in message:
+                if message["error"] == TABLE_FULL:
+                    raise TableFull(f"the host refused: {TABLE_FULL}")
                 raise LobbyError(f"the host refused: {message['error']}")
             if "seats" in message and on_seats is not None:
                 raw = message["seats"]
