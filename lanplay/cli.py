@@ -158,8 +158,9 @@ def run_play(args: argparse.Namespace) -> int:
         return 2
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
     if not args.plain:
-        from lanplay.ui.app import play_local_table, play_net_table
+        from lanplay.ui.app import play_local_table
         from lanplay.ui.i18n import detect_lang
+        from lanplay.ui.play import play_net_table
 
         if args.offline:
             return play_local_table(

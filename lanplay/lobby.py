@@ -179,18 +179,49 @@ def _refuse_browsers(connection: ServerConnection, request: Request) -> Response
     return None
 
 
-async def fetch_lobby_id(host: str, port: int) -> str:
-    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
-    advert to read it from): a plain HTTP GET of /lobby-id."""
+async def _http_get(host: str, port: int, path: str) -> tuple[bytes, bytes]:
     async with asyncio.timeout(LOBBY_TIMEOUT):
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(f"GET /lobby-id HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
             await writer.drain()
             response = await reader.read(4096)
         finally:
             writer.close()
     head, _, body = response.partition(b"\r\n\r\n")
+    return head, body
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What a lobby says about its table before one joins (`lanplay join HOST:PORT` has no advert)."""
+
+    lobby_id: str
+    game: str
+    seats: int
+    taken: int
+
+
+async def fetch_table_info(host: str, port: int) -> TableInfo:
+    """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
+    lanplay lobby answers there."""
+    head, body = await _http_get(host, port, "/table")
+    try:
+        raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
+    except ProtocolError:
+        raw = None
+    if raw is None:
+        raise LobbyError(f"no lanplay table answers at {host}:{port}")
+    lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
+    if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
+        raise LobbyError(f"the table at {host}:{port} describes itself badly")
+    return TableInfo(lobby, game, seats, taken)
+
+
+async def fetch_lobby_id(host: str, port: int) -> str:
+    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
+    advert to read it from): a plain HTTP GET of /lobby-id."""
+    head, body = await _http_get(host, port, "/lobby-id")
     lobby_id = body.decode("ascii", "replace").strip()
     if not head.startswith(b"HTTP/1.1 200") or not lobby_id or any(c not in "0123456789abcdef" for c in lobby_id):
         raise LobbyError(f"no lanplay table answers at {host}:{port}")
@@ -247,6 +278,9 @@ class LobbyHost:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
+        if request.path == "/table":
+            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 
     async def _serve(self, ws: ServerConnection) -> None:

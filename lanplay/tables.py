@@ -172,11 +172,10 @@ async def _bot_peer(
 
 
 def bot_name(number: int, host_name: str) -> str:
-    """`Bot 1 (Ann's laptop)`: the seat's name says whose laptop runs it (and so can see its cards),
-    in every seat's list, on the table screen and in the game record (names are at most 40 characters)."""
-    head = f"Bot {number} ("
-    tail = "'s laptop)"
-    return head + host_name[: 40 - len(head) - len(tail)] + tail
+    """`Ann's bot 1`: the seat's name says whose laptop runs it (and so can see its cards), in every
+    seat's list, on the table screen and in the game record (names are at most 40 characters)."""
+    tail = f"'s bot {number}"
+    return host_name[: 40 - len(tail)] + tail
 
 
 async def find_table(
