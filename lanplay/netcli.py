@@ -19,7 +19,7 @@ from typing import Any
 from engine.games import all_games, get_game
 from lanplay.describe import bot_lines
 from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, fetch_lobby_id
-from lanplay.network import network_in_use
+from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.store import data_dir
 from lanplay.tables import (
@@ -151,15 +151,21 @@ def _printer(names: list[str] | None = None) -> Any:
     return show
 
 
-def _setup(args: argparse.Namespace) -> tuple[Path, str]:
+def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path, str]:
     """The data directory and the address to play on. `InterfaceError` / `StoreError` (one line, exit 2
-    in `lanplay.cli.main`) for an address not on this laptop or an unreadable saved choice."""
+    in `lanplay.cli.main`) for an address not on this laptop or an unreadable saved choice. Joining
+    `join_host` with no network chosen: the network on the way to it."""
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
     directory = data_dir()
     network = network_in_use(args.interface, directory)
     assert network is not None
+    if network.source == "default" and join_host is not None:
+        route = toward(join_host)
+        if route is not None and not route.loopback:
+            print(f"playing on {route.label}: the way to {join_host}", file=sys.stderr)
+            return directory, route.address
     if network.source == "default":
         print(
             "playing on this laptop only (127.0.0.1): to play with other laptops, choose the network in the lobby "
@@ -284,7 +290,7 @@ def run_join(args: argparse.Namespace) -> int:
     address = parse_address(args.address)
     if not 0 <= args.bots <= 63:
         raise CommandError(f"--bots {args.bots}: a table has at most 64 seats")
-    directory, interface = _setup(args)
+    directory, interface = _setup(args, address[0])
     player = TextPlayer()
     name = args.name or "Guest"
 
@@ -330,7 +336,7 @@ def run_join(args: argparse.Namespace) -> int:
 
 def run_bot(args: argparse.Namespace) -> int:
     address = parse_address(args.join) if args.join else None
-    directory, interface = _setup(args)
+    directory, interface = _setup(args, address[0] if address else None)
     player = BotPlayer(args.game, args.kind, bot_delay(args.delay))
 
     def start(identity: Any) -> Any:
@@ -347,7 +353,7 @@ def run_bot(args: argparse.Namespace) -> int:
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
             step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
-            on_runner=_on_runner,
+            on_runner=_on_runner, runs_on=identity.public.hex(),  # a bot on a laptop of its own
         )  # fmt: skip
 
     return _run(_resume_or(start, directory, interface, player, args))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,27 @@ def network_in_use(cli_value: str | None, directory: Path, *, ask: bool = False)
     if ask:
         return None
     return NetworkInUse(DEFAULT_INTERFACE, "default", LOOPBACK_LABEL)
+
+
+def toward(host: str) -> Network | None:
+    """This laptop's network on the way to `host` (the source address the kernel would use), for
+    `lanplay join HOST:PORT` with no network chosen: joining the address a friend read out just works.
+    Connecting a UDP socket only looks up the route; no packet leaves. None if there is no route (or
+    `host` is a name: looking it up could ask a DNS server)."""
+    try:
+        ipaddress.IPv4Address(host)
+    except ValueError:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect((host, 9))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    for network in local_networks():
+        if network.address == address:
+            return network
+    return Network("?", address) if ipaddress.IPv4Address(address).is_loopback else None
 
 
 def remember(directory: Path, network: Network) -> Path:

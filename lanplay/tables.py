@@ -209,6 +209,7 @@ async def join_table(
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
 ) -> Outcome:
     """Join a table found by mDNS (or at `address`, for networks that block multicast) and play.
     Found by mDNS with no `table_id`: a table that refuses as full is skipped for the next one with a
@@ -234,7 +235,9 @@ async def join_table(
             if address is not None:
                 lobby_id = await fetch_lobby_id(host, port)
             mesh_port = free_port(interface)
-            plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port), on_seats)
+            plan = await join_lobby(
+                identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on
+            )
             break
         except TableFull:
             if address is not None or table_id is not None:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 os.environ["LANPLAY_INTERFACE"] = "127.0.0.1"
 
-from lanplay.runner import BotPlayer  # noqa: E402
-from lanplay.store import load_or_create_identity  # noqa: E402
-from lanplay.tables import host_table  # noqa: E402
-from protocol.session import Event, GameOver  # noqa: E402
+from lanplay.runner import BotPlayer
+from lanplay.store import load_or_create_identity
+from lanplay.tables import host_table
+from protocol.session import Event, GameOver
 
 
 async def one_game(game: str, bots: int, home: Path) -> float:
@@ -56,8 +56,8 @@ def main() -> None:
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="lanplay-bench-") as home:
             times.append(asyncio.run(one_game(args.game, args.bots, Path(home))))
-    figure = {"metric": f"game_over_to_record_{args.game}_{args.bots + 1}_seats", "value": round(statistics.median(times), 3), "unit": "s"}
-    print(json.dumps(figure))
+    metric = f"game_over_to_record_{args.game}_{args.bots + 1}_seats"
+    print(json.dumps({"metric": metric, "value": round(statistics.median(times), 3), "unit": "s"}))
 
 
 if __name__ == "__main__":
