@@ -122,3 +122,43 @@ def test_kill_mid_round_then_resume_then_sigterm_then_finish(tmp_path: Path) -> 
     assert list(result.players[1:]) == ["Ann's bot 1", "Ann's bot 2", "Ann's bot 3"]  # where the bots ran
     assert journal_records(data)[-1].get("t") == "done"
     assert not list((data / "bots").iterdir()), "the bots' keys and journals go with the finished game"
+
+
+def test_leaving_on_purpose_saves_the_finished_rounds_and_says_where(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    data = home / "data"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LANPLAY_")},
+        "HOME": str(home), "LANPLAY_HOME": str(data), "LANPLAY_BOT_DELAY": "0", "LANPLAY_INTERFACE": "127.0.0.1",
+        "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8",
+    }  # fmt: skip
+    env.pop("TMUX", None)
+    play = f"{LANPLAY} play --name Ann --game take6 --bots 2 --lang en"
+    command = f"{play}; echo RUN1=$?; {play}; echo RUN2=$?; sleep 60"
+    terminal = Terminal("leave", command, home, env)
+    try:
+        # Leave in round 1 before it ends: nothing finished, and it says so.
+        wait_screen(terminal, lambda s: "Your hand (10)" in s and "your turn" in s, "the first decision")
+        terminal.keys("q")
+        wait_screen(terminal, lambda s: "Leave the game?" in s, "the leave dialog")
+        terminal.keys("y")
+        first = wait_screen(terminal, lambda s: "RUN1=0" in s, "the end of run 1")
+        assert "No round was finished, so there is no record to keep." in first, first
+        # A new game (the one left on purpose is not resumed): play round 1 to its end, then leave.
+        wait_screen(terminal, lambda s: "press Enter for the next round" in s or "6 nimmt! · round 2" in s,
+                    "the end of round 1", press=True)  # fmt: skip
+        assert "Resumed" not in terminal.screen()
+        terminal.keys("q")
+        wait_screen(terminal, lambda s: "Leave the game?" in s, "the leave dialog")
+        terminal.keys("y")
+        second = wait_screen(terminal, lambda s: "RUN2=0" in s, "the end of run 2")
+        saved = re.search(r"Record saved to (\S+)", " ".join(second.split()))
+        assert saved, second
+    finally:
+        terminal.close()
+    records = list((data / "records").glob("*.json"))
+    assert len(records) == 1, records
+    result = replay_text(records[0].read_text())
+    # The finished round is kept (round 2 may have begun: a record holds confirmed rounds only).
+    assert len(result.rounds) == 1 and not result.complete
