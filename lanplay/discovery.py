@@ -574,6 +574,10 @@ class TableBrowser:
         """Stop browsing and close the sockets. ``tables`` keeps its last contents."""
         aiozc, browser = self._aiozc, self._browser
         self._aiozc = self._browser = None
+        # The browser first: an event arriving while the resolvers are cancelled would start a new one
+        # on a Zeroconf that is closing (NotRunningException in a task nobody awaits).
+        if browser is not None:
+            await browser.async_cancel()
         tasks = list(self._resolving.values())
         self._resolving.clear()
         for task in tasks:
@@ -581,8 +585,6 @@ class TableBrowser:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if browser is not None:
-            await browser.async_cancel()
         if aiozc is not None:
             await aiozc.async_close()
 
@@ -613,6 +615,8 @@ class TableBrowser:
         self, zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange
     ) -> None:
         # Called synchronously by zeroconf on the loop: anything slow goes into a task.
+        if self._aiozc is None:
+            return  # stopping: no new resolver on a Zeroconf that is closing
         key = name.lower()
         previous = self._resolving.pop(key, None)
         if previous is not None:
