@@ -41,8 +41,15 @@ MAX_LOBBY_MESSAGE = 64 * 1024
 LOBBY_TIMEOUT = 10.0
 
 
+TABLE_FULL = "the table is full"
+
+
 class LobbyError(Exception):
     """The lobby refused us, or a lobby message was not what it should be."""
+
+
+class TableFull(LobbyError):
+    """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +58,19 @@ class SeatInfo:
     public_key: str  # hex
     address: str
     port: int
+    # A bot seat: the public key (hex) of the seat whose laptop runs it (its own key: a laptop of its own).
+    # Left out of the JSON when None, so a table without bots hashes to the same table id as before.
+    runs_on: str | None = None
 
     @property
     def fingerprint(self) -> str:
         return PublicIdentity.from_hex(self.public_key).fingerprint
 
     def to_json(self) -> JSONObject:
-        return {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        out: JSONObject = {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        if self.runs_on is not None:
+            out["bot"] = self.runs_on
+        return out
 
     @staticmethod
     def from_json(raw: object) -> SeatInfo:
@@ -77,7 +90,12 @@ class SeatInfo:
             or not 0 < mesh[1] < 65536
         ):
             raise LobbyError("a seat's mesh address is [address, port]")
-        return SeatInfo(name, key, mesh[0], mesh[1])
+        runs_on = raw.get("bot")
+        if runs_on is not None:
+            if not isinstance(runs_on, str):
+                raise LobbyError("a bot seat names the key of the laptop that runs it")
+            PublicIdentity.from_hex(runs_on)
+        return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,18 +179,49 @@ def _refuse_browsers(connection: ServerConnection, request: Request) -> Response
     return None
 
 
-async def fetch_lobby_id(host: str, port: int) -> str:
-    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
-    advert to read it from): a plain HTTP GET of /lobby-id."""
+async def _http_get(host: str, port: int, path: str) -> tuple[bytes, bytes]:
     async with asyncio.timeout(LOBBY_TIMEOUT):
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(f"GET /lobby-id HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
             await writer.drain()
             response = await reader.read(4096)
         finally:
             writer.close()
     head, _, body = response.partition(b"\r\n\r\n")
+    return head, body
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What a lobby says about its table before one joins (`lanplay join HOST:PORT` has no advert)."""
+
+    lobby_id: str
+    game: str
+    seats: int
+    taken: int
+
+
+async def fetch_table_info(host: str, port: int) -> TableInfo:
+    """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
+    lanplay lobby answers there."""
+    head, body = await _http_get(host, port, "/table")
+    try:
+        raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
+    except ProtocolError:
+        raw = None
+    if raw is None:
+        raise LobbyError(f"no lanplay table answers at {host}:{port}")
+    lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
+    if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
+        raise LobbyError(f"the table at {host}:{port} describes itself badly")
+    return TableInfo(lobby, game, seats, taken)
+
+
+async def fetch_lobby_id(host: str, port: int) -> str:
+    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
+    advert to read it from): a plain HTTP GET of /lobby-id."""
+    head, body = await _http_get(host, port, "/lobby-id")
     lobby_id = body.decode("ascii", "replace").strip()
     if not head.startswith(b"HTTP/1.1 200") or not lobby_id or any(c not in "0123456789abcdef" for c in lobby_id):
         raise LobbyError(f"no lanplay table answers at {host}:{port}")
@@ -229,6 +278,9 @@ class LobbyHost:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
+        if request.path == "/table":
+            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 
     async def _serve(self, ws: ServerConnection) -> None:
@@ -242,7 +294,7 @@ class LobbyHost:
             if any(s.public_key == key for s in self.taken):
                 raise LobbyError("this identity already has a seat")
             if len(self.taken) >= self.seats or self._plan is None or self._plan.done():
-                await _send(ws, cipher, {"error": "the table is full"})
+                await _send(ws, cipher, {"error": TABLE_FULL})
                 return
             self._joiners.append(_Joiner(ws, cipher, info))
             log.info("lobby: %s (%s) took seat %d", info.name, info.fingerprint, len(self.taken) - 1)
@@ -281,16 +333,24 @@ async def join_lobby(
     name: str,
     mesh: tuple[str, int],
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
 ) -> TablePlan:
-    """Take a seat at the table whose lobby listens at host:port; returns once the game starts."""
+    """Take a seat at the table whose lobby listens at host:port; returns once the game starts.
+    `runs_on`: this seat is a bot run by the laptop with that public key (hex). `TableFull` if every
+    seat is taken."""
     async with ws_connect(
         f"ws://{host}:{port}/", compression=None, max_size=MAX_LOBBY_MESSAGE, proxy=None, open_timeout=LOBBY_TIMEOUT
     ) as ws:
         cipher, _ = await _handshake(ws, identity, lobby_id, initiator=True)
-        await _send(ws, cipher, {"join": {"name": name, "mesh": [mesh[0], mesh[1]]}})
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        if runs_on is not None:
+            join["bot"] = runs_on
+        await _send(ws, cipher, {"join": join})
         while True:
             message = await _recv(ws, cipher)
             if "error" in message:
+                if message["error"] == TABLE_FULL:
+                    raise TableFull(f"the host refused: {TABLE_FULL}")
                 raise LobbyError(f"the host refused: {message['error']}")
             if "seats" in message and on_seats is not None:
                 raw = message["seats"]

@@ -260,6 +260,10 @@ class TableRunner:
                 self._wake.clear()
                 self._tick()
                 self._maybe_decide()
+            # Gossip not yet passed on is dropped at the end: each seat's own drain already waits for the
+            # others to acknowledge its messages, and gossip queued to seats that have finished and closed
+            # would hold this drain for its whole timeout (game over took 5 s at 6 nimmt!'s end).
+            self._forwards.clear()
             await self._drain()
         finally:
             if self._decider is not None and not self._decider.done():
