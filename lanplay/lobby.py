@@ -66,8 +66,15 @@ MAX_LOBBY_MESSAGE = 64 * 1024
 LOBBY_TIMEOUT = 10.0
 
 
+TABLE_FULL = "the table is full"
+
+
 class LobbyError(Exception):
     """The lobby refused us, or a lobby message was not what it should be."""
+
+
+class TableFull(LobbyError):
+    """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
 # --- one encrypted lobby link -----------------------------------------------------------------
@@ -107,18 +114,49 @@ def _refuse_browsers(connection: ServerConnection, request: Request) -> Response
     return None
 
 
-async def fetch_lobby_id(host: str, port: int) -> str:
-    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
-    advert to read it from): a plain HTTP GET of /lobby-id."""
+async def _http_get(host: str, port: int, path: str) -> tuple[bytes, bytes]:
     async with asyncio.timeout(LOBBY_TIMEOUT):
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(f"GET /lobby-id HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
             await writer.drain()
             response = await reader.read(4096)
         finally:
             writer.close()
     head, _, body = response.partition(b"\r\n\r\n")
+    return head, body
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What a lobby says about its table before one joins (`lanplay join HOST:PORT` has no advert)."""
+
+    lobby_id: str
+    game: str
+    seats: int
+    taken: int
+
+
+async def fetch_table_info(host: str, port: int) -> TableInfo:
+    """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
+    lanplay lobby answers there."""
+    head, body = await _http_get(host, port, "/table")
+    try:
+        raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
+    except ProtocolError:
+        raw = None
+    if raw is None:
+        raise LobbyError(f"no lanplay table answers at {host}:{port}")
+    lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
+    if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
+        raise LobbyError(f"the table at {host}:{port} describes itself badly")
+    return TableInfo(lobby, game, seats, taken)
+
+
+async def fetch_lobby_id(host: str, port: int) -> str:
+    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
+    advert to read it from): a plain HTTP GET of /lobby-id."""
+    head, body = await _http_get(host, port, "/lobby-id")
     lobby_id = body.decode("ascii", "replace").strip()
     if not head.startswith(b"HTTP/1.1 200") or not lobby_id or any(c not in "0123456789abcdef" for c in lobby_id):
         raise LobbyError(f"no lanplay table answers at {host}:{port}")
@@ -201,6 +239,9 @@ class LobbyHost:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
+        if request.path == "/table":
+            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 
     async def _serve(self, ws: ServerConnection) -> None:
@@ -221,7 +262,7 @@ class LobbyHost:
                 await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
             if len(self.taken) >= self.seats or self._plan is None or self._plan.done():
-                await _send(ws, cipher, {"error": "the table is full"})
+                await _send(ws, cipher, {"error": TABLE_FULL})
                 return
             joiner = _Joiner(ws, cipher, info)
             self._joiners.append(joiner)
@@ -361,16 +402,18 @@ async def join_lobby(
     name: str,
     mesh: tuple[str, int],
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
     *,
     host_fingerprint: str | None = None,
     game: str | None = None,
 ) -> TablePlan:
     """Take a seat at the table whose lobby listens at host:port; returns the plan, signed by every
-    seat and verified, once the game starts. ``host_fingerprint`` (and ``game``), from the mDNS advert,
-    pin the host: a host that proves another key (or offers another game) is refused."""
+    seat and verified, once the game starts. `runs_on`: this seat is a bot run by the laptop with that
+    public key (hex). ``host_fingerprint`` (and ``game``), from the mDNS advert, pin the host: a host
+    that proves another key (or offers another game) is refused. `TableFull` if every seat is taken."""
     try:
         check_name(name)
-        me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1])
+        me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1], runs_on)
     except ProtocolError as exc:
         raise LobbyError(f"cannot take a seat: {exc.message}") from None
     async with ws_connect(
@@ -383,7 +426,10 @@ async def join_lobby(
                 f"the host at {host}:{port} proved key {host_identity.fingerprint}, but its advert names "
                 f"{host_fingerprint}: refusing it"
             )
-        await _send(ws, cipher, {"join": {"name": name, "mesh": [mesh[0], mesh[1]]}})
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        if runs_on is not None:
+            join["bot"] = runs_on
+        await _send(ws, cipher, {"join": join})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
         while True:
             message = await _recv(ws, cipher)
@@ -414,6 +460,8 @@ class _JoinerSeat:
     ) -> tuple[JSONObject | None, TablePlan | None]:
         """The reply to send (if any) and the verified plan (once the game starts)."""
         if "error" in message:
+            if message["error"] == TABLE_FULL:
+                raise TableFull(f"the host refused: {TABLE_FULL}")
             raise LobbyError(f"the host refused: {str(message['error'])[:200]}")
         if "seats" in message:
             self.draw = None  # the seats changed: any draw under way is void
@@ -467,4 +515,15 @@ class _JoinerSeat:
             raise LobbyError("the roster's first seat is not the host this seat is linked to")
 
 
-__all__ = ["LobbyError", "LobbyHost", "SeatInfo", "TablePlan", "fetch_lobby_id", "join_lobby"]
+__all__ = [
+    "TABLE_FULL",
+    "LobbyError",
+    "LobbyHost",
+    "SeatInfo",
+    "TableFull",
+    "TableInfo",
+    "TablePlan",
+    "fetch_lobby_id",
+    "fetch_table_info",
+    "join_lobby",
+]

@@ -348,6 +348,10 @@ class TableRunner:
                 last = wall
                 self._tick()
                 self._maybe_decide()
+            # Gossip not yet passed on is dropped at the end: each seat's own drain already waits for the
+            # others to acknowledge its messages, and gossip queued to seats that have finished and closed
+            # would hold this drain for its whole timeout (game over took 5 s at 6 nimmt!'s end).
+            self._forwards.clear()
             if not self._gave_up:
                 await self._drain()
         finally:

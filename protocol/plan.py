@@ -81,13 +81,19 @@ class SeatInfo:
     public_key: str  # hex
     address: str
     port: int
+    # A bot seat: the public key (hex) of the seat whose laptop runs it (its own key: a laptop of its own).
+    # Left out of the JSON when None.
+    runs_on: str | None = None
 
     @property
     def fingerprint(self) -> str:
         return PublicIdentity.from_hex(self.public_key).fingerprint
 
     def to_json(self) -> JSONObject:
-        return {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        out: JSONObject = {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        if self.runs_on is not None:
+            out["bot"] = self.runs_on
+        return out
 
     @staticmethod
     def from_json(raw: object) -> SeatInfo:
@@ -113,7 +119,15 @@ class SeatInfo:
             ipaddress.ip_address(mesh[0])
         except ValueError:
             raise PlanError(RULE, f"a seat's mesh address is an IP address, not {mesh[0][:60]!r}") from None
-        return SeatInfo(name, key, mesh[0], mesh[1])
+        runs_on = raw.get("bot")
+        if runs_on is not None:
+            try:
+                if not isinstance(runs_on, str):
+                    raise ProtocolError(RULE, "not hex")
+                PublicIdentity.from_hex(runs_on)
+            except ProtocolError:
+                raise PlanError(RULE, "a bot seat names the key of the laptop that runs it") from None
+        return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
 
 
 def _seats_from_json(raw: object, what: str) -> tuple[SeatInfo, ...]:

@@ -131,7 +131,7 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     predict = seen["predict"]
     assert "Your hand (" in predict and "Trump:" in predict
     assert "your turn: choose a prediction card" in predict
-    assert "Bot 1" in predict and "Bot 2" in predict and "— Round 1:" in predict
+    assert "bot 1" in predict and "bot 2" in predict and "— Round 1:" in predict
     assert "your turn: play a card" in seen["play"] and "Trick 1" in seen["play"]
     assert "Your prediction:" in seen["play"]
     done = seen["audited"]
@@ -356,7 +356,7 @@ def test_lobby_creates_tables_waits_for_seats_and_comes_back_after_the_game(_hom
             model, _ = tables[0]
             await _until(lambda: len(model.seated) == 2, what="the bot in its seat")
             text = screen_text(model)
-            assert f" 1. Ann ({me})" in text and " 2. Bot 1 (" in text and " 3. free" in text
+            assert f" 1. Ann ({me})" in text and " 2. Ann's bot 1 (" in text and " 3. free" in text
             assert "waiting for players: 2 of 3 seats taken" in text
             assert "The game starts by itself when every seat is taken" in text
             await _until(lambda: any(a.host_fingerprint == me for a in lobby.tables), 20, "our advert")
