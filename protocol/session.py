@@ -47,6 +47,7 @@ from protocol.deck import (
     ShuffleSecret,
     audit_deck,
     check_key_opening,
+    key_commitments,
     key_opening,
     lock_pass,
     open_position,
@@ -215,6 +216,8 @@ class _Round:
     my_lock: LockSecret
     shuffles: list[ShuffleOutput] = field(default_factory=list)
     locks: list[LockOutput] = field(default_factory=list)
+    my_shuffle_out: ShuffleOutput | None = None  # our own passes, kept as made: no need to check them again
+    my_lock_out: LockOutput | None = None
     hand_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)  # position -> seat -> key
     table_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)
     keys_from: set[int] = field(default_factory=set)
@@ -244,7 +247,7 @@ class _Round:
         return self.locks[-1].points
 
     def commitments(self) -> list[KeyCommitments]:
-        return [lock.commitments for lock in self.locks]
+        return [key_commitments(shuffle, lock) for shuffle, lock in zip(self.shuffles, self.locks, strict=True)]
 
 
 # --- the session ---------------------------------------------------------------------------
@@ -652,10 +655,7 @@ class TableSession:
             late_positions=layout.late_table,
             ctx=ctx,
             my_shuffle=ShuffleSecret(random_scalar(self.entropy), random_permutation(size, self.entropy)),
-            my_lock=LockSecret(
-                tuple(random_scalar(self.entropy) for _ in range(size)),
-                tuple(self.entropy(32) for _ in range(size)),
-            ),
+            my_lock=LockSecret.new(size, entropy=self.entropy),
         )
         self.stage = "deal"
         if self.me == 0:
@@ -665,13 +665,15 @@ class TableSession:
         rd = self.round
         assert rd is not None
         deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
-        self._publish("shuffle", shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).to_json())
+        rd.my_shuffle_out = output = shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle, self.entropy)
+        self._publish("shuffle", output.to_json())
 
     def _my_lock(self) -> None:
         rd = self.round
         assert rd is not None
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
-        self._publish("lock", lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock).to_json())
+        rd.my_lock_out = output = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock, self.entropy)
+        self._publish("lock", output.to_json())
 
     def _on_shuffle(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
@@ -679,7 +681,11 @@ class TableSession:
             return False
         if len(rd.shuffles) > seat:
             raise CheatDetected("P-4.2", "a second shuffle pass", seat)
-        rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body))
+        deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
+        if seat == self.me and rd.my_shuffle_out is not None:
+            rd.shuffles.append(rd.my_shuffle_out)
+        else:  # P-4.2/P-4.4: points, key base and proof checked against this pass's input before use
+            rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body, deck))
         if len(rd.shuffles) == self.n:
             if self.me == 0:
                 self._my_lock()
@@ -693,7 +699,12 @@ class TableSession:
             return False
         if len(rd.locks) > seat:
             raise CheatDetected("P-4.2", "a second lock pass", seat)
-        rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body))
+        deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
+        if seat == self.me and rd.my_lock_out is not None:
+            rd.locks.append(rd.my_lock_out)
+        else:  # I5: each position's proof checked against this pass's input before any key is sent; a lock
+            # that moved or altered a point raises CheatDetected naming its author (the message is the evidence)
+            rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body, deck))
         if len(rd.locks) < self.n:
             if len(rd.locks) == self.me:
                 self._my_lock()
@@ -724,7 +735,7 @@ class TableSession:
         mine = rd.layout_hands[self.me]
         if not isinstance(raw, list) or len(raw) != len(mine):
             raise CheatDetected("P-4.3", f"hand keys must cover the {len(mine)} dealt positions", seat)
-        commitments = rd.locks[seat].commitments
+        commitments = key_commitments(rd.shuffles[seat], rd.locks[seat])
         for position, item in zip(mine, raw, strict=True):
             opening = KeyOpening.from_json(rd.ctx, seat, item)
             if opening.position != position:
@@ -753,7 +764,7 @@ class TableSession:
             opening = KeyOpening.from_json(rd.ctx, seat, item)
             if opening.position != position:
                 raise CheatDetected("P-4.3", f"a key for position {opening.position} instead of {position}", seat)
-            check_key_opening(rd.ctx, opening, rd.locks[seat].commitments)
+            check_key_opening(rd.ctx, opening, key_commitments(rd.shuffles[seat], rd.locks[seat]))
             rd.table_keys.setdefault(position, {})[seat] = opening
         seen.add(seat)
         if late:
@@ -1247,7 +1258,7 @@ class TableSession:
                     opening = KeyOpening.from_json(rd.ctx, accused, item)
                     if opening.position != position:
                         return True
-                    check_key_opening(rd.ctx, opening, rd.locks[accused].commitments)
+                    check_key_opening(rd.ctx, opening, key_commitments(rd.shuffles[accused], rd.locks[accused]))
             except CheatDetected:
                 return True
             return False
