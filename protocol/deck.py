@@ -44,9 +44,9 @@ one pass of one seat at one position of one round's deck, nowhere else. Proof no
 ``SHA-512(NONCE_DOMAIN ‖ witness ‖ 32 bytes of entropy ‖ the statement)`` mod L: fresh entropy makes
 them unpredictable, the witness keeps them secret even from a weak entropy source.
 
-Cost (``n`` cards): a shuffle pass is ``n + 3`` multiplications and its check ``4`` plus ``n``
-point additions; a lock pass is ``2n`` multiplications plus ``2n`` fixed-base ones, its check
-``3n`` plus ``n`` fixed-base ones; a key check is one. Variable-base multiplications go through
+Cost (``n`` cards): a shuffle pass is ``n + 3`` multiplications (plus one fixed-base), its check 3
+(plus one fixed-base, ``n`` point checks and ``n`` additions); a lock pass is ``2n`` (plus ``2n``
+fixed-base), its check ``3n`` (plus ``n`` fixed-base); a key check is one. Variable-base multiplications go through
 `scalarmult`, fixed-base ones through `basemult`, so a benchmark can count them.
 
 Every function here is pure over frozen values (`point_sum` caches results, nothing else); all
@@ -353,7 +353,7 @@ class DeckContext:
 #
 # Statement (g, a, h, y): a = w·g and y = w·h for one w. Proof (c, z): the prover draws r, computes
 # R1 = r·g, R2 = r·h, c = challenge(label, g, a, h, y, R1, R2), z = r + c·w. The verifier recomputes
-# R1 = z·g − c·a and R2 = z·h − c·y and checks the challenge. ``g = None`` stands for B (cheaper).
+# R1 = z·g − c·a and R2 = z·h − c·y and checks the challenge. Multiples of B use the fixed-base table.
 
 SHUFFLE_PROOF = b"shuffle"
 LOCK_PROOF = b"lock"
@@ -377,20 +377,22 @@ def _prove(
     seat: int,
     position: int,
     witness: int,
-    statement: tuple[bytes | None, bytes, bytes, bytes],
+    statement: tuple[bytes, bytes, bytes, bytes],
     entropy: Entropy,
 ) -> bytes:
     g, a, h, y = statement
-    g_point = BASE_POINT if g is None else g
     while True:
-        seed = NONCE_DOMAIN + _scalar_bytes(witness) + entropy(32) + g_point + a + h + y
-        nonce = _scalar_bytes(int.from_bytes(hashlib.sha512(seed).digest(), "little"))
-        if nonce != bytes(SCALAR_BYTES):
-            break
-    r1 = basemult(nonce) if g is None else scalarmult(nonce, g)
-    r2 = scalarmult(nonce, h)
-    c = _challenge(ctx, kind, seat, position, (g_point, a, h, y, r1, r2))
-    return _scalar_bytes(c) + _scalar_bytes(_scalar_int(nonce) + c * witness)
+        seed = NONCE_DOMAIN + _scalar_bytes(witness) + entropy(32) + g + a + h + y
+        nonce = int.from_bytes(hashlib.sha512(seed).digest(), "little") % L
+        if nonce == 0:
+            continue
+        r = _scalar_bytes(nonce)
+        r1 = basemult(r) if g == BASE_POINT else scalarmult(r, g)
+        c = _challenge(ctx, kind, seat, position, (g, a, h, y, r1, scalarmult(r, h)))
+        z = (nonce + c * witness) % L
+        # The verifier refuses zero scalars; an honest proof must never be refused (I1), so draw again.
+        if c != 0 and z != 0:
+            return _scalar_bytes(c) + _scalar_bytes(z)
 
 
 def _verify(
@@ -399,12 +401,12 @@ def _verify(
     seat: int,
     position: int,
     proof: bytes,
-    statement: tuple[bytes | None, bytes, bytes, bytes],
+    statement: tuple[bytes, bytes, bytes, bytes],
     names: tuple[str, str, str, str],
 ) -> bool:
     """Whether ``proof`` holds; `CheatDetected` (P-4.4) naming ``seat`` if the proof is malformed
-    or a point it published (``g`` when given, ``a``, ``y``; ``names`` are the proof's and theirs)
-    is not a valid point. ``h`` is the pass's input, our own checked state."""
+    or a point it published (``g``, ``a``, ``y``; ``names`` are the proof's and theirs) is not a
+    valid point. ``h`` is the pass's input, our own checked state."""
     g, a, h, y = statement
     proof_name, g_name, a_name, y_name = names
     c_bytes, z_bytes = proof[:SCALAR_BYTES], proof[SCALAR_BYTES:]
@@ -413,10 +415,9 @@ def _verify(
         raise CheatDetected(RULE_VALID, f"{proof_name} does not hold two reduced non-zero scalars", seat)
     c_a = _peer_mult(c_bytes, a, seat, a_name)
     c_y = _peer_mult(c_bytes, y, seat, y_name)
-    z_g = basemult(z_bytes) if g is None else _peer_mult(z_bytes, g, seat, g_name)
-    r1 = _sub(z_g, c_a)
+    r1 = _sub(_peer_mult(z_bytes, g, seat, g_name), c_a)
     r2 = _sub(scalarmult(z_bytes, h), c_y)
-    expected = _challenge(ctx, kind, seat, position, (BASE_POINT if g is None else g, a, h, y, r1, r2))
+    expected = _challenge(ctx, kind, seat, position, (g, a, h, y, r1, r2))
     return hmac.compare_digest(_scalar_bytes(expected), c_bytes)
 
 
@@ -605,7 +606,7 @@ def lock_pass(
         out, factor = scalarmult(x, point), basemult(x)
         points.append(out)
         factors.append(factor)
-        proofs.append(_prove(ctx, LOCK_PROOF, seat, p, _scalar_int(x), (None, factor, point, out), entropy))
+        proofs.append(_prove(ctx, LOCK_PROOF, seat, p, _scalar_int(x), (BASE_POINT, factor, point, out), entropy))
     return LockOutput(seat, tuple(points), tuple(factors), tuple(proofs))
 
 
@@ -633,7 +634,7 @@ def verify_lock(ctx: DeckContext, seat: int, input_points: Sequence[bytes], outp
             raise CheatDetected(RULE_VALID, f"{what} proof {p} is not {PROOF_BYTES} bytes", seat)
     for p, (point, factor, proof) in enumerate(zip(points, factors, output.proofs, strict=True)):
         names = (f"{what} proof {p}", "base point", f"{what} factor {p}", f"{what} position {p}")
-        if not _verify(ctx, LOCK_PROOF, seat, p, proof, (None, factor, input_points[p], point), names):
+        if not _verify(ctx, LOCK_PROOF, seat, p, proof, (BASE_POINT, factor, input_points[p], point), names):
             raise CheatDetected(
                 RULE_PASS,
                 f"the lock proof for position {p} does not verify: the point there is not its input "

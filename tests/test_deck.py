@@ -334,11 +334,11 @@ def moved_lock(
     moved_point = deck_module.scalarmult(x, deck[source])
     factor = honest.factors[target]
     entropy = seeded(10)
-    claimed = (None, factor, deck[target], moved_point)
+    claimed = (BASE_POINT, factor, deck[target], moved_point)
     x_int = int.from_bytes(x, "little")
     if strategy == "prove-what-was-done":  # a true proof, of the relation to the other input
         proof = deck_module._prove(
-            ctx, b"lock", seat, target, x_int, (None, factor, deck[source], moved_point), entropy
+            ctx, b"lock", seat, target, x_int, (BASE_POINT, factor, deck[source], moved_point), entropy
         )
     elif strategy == "prove-the-claim":  # the prover's algorithm on the claimed statement, with x
         proof = deck_module._prove(ctx, b"lock", seat, target, x_int, claimed, entropy)

@@ -342,7 +342,7 @@ class FirstLockerCopiesACard(TableSession):
         victim, mine = rd.layout_hands[1][0], rd.layout_hands[0][0]
         x = lock_factors(rd.my_shuffle, rd.my_lock.keys)[mine]
         copied = deck.scalarmult(x, deck_in[victim])
-        statement = (None, real.factors[mine], deck_in[mine], copied)
+        statement = (deck.BASE_POINT, real.factors[mine], deck_in[mine], copied)
         proof = deck._prove(rd.ctx, b"lock", self.me, mine, int.from_bytes(x, "little"), statement, self.entropy)
         points, proofs = list(real.points), list(real.proofs)
         points[mine], proofs[mine] = copied, proof
