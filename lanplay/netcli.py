@@ -28,6 +28,7 @@ def add_network_commands(sub: Any) -> None:
     host.add_argument("--bots", type=int, default=0, help="seats filled by bot peers in this process")
     host.add_argument("--seats", type=int, help="seats at the table (default: you + the bots)")
     host.add_argument("--headless", action="store_true", help="a bot plays your seat too")
+    _option_argument(host)
     _common(host)
     host.set_defaults(run=run_host)
 
@@ -45,13 +46,19 @@ def add_network_commands(sub: Any) -> None:
     bot.add_argument("--seats", type=int, default=4, help="with --host: seats at the table")
     bot.add_argument("--kind", choices=["heuristic", "random"], default="heuristic")
     bot.add_argument("--delay", type=float, default=0.0, help="seconds a bot thinks before each move")
+    _option_argument(bot)
     _common(bot)
     bot.set_defaults(run=run_bot)
 
 
+def _option_argument(parser: argparse.ArgumentParser) -> None:
+    """Only the commands that open a table take options (`join` sits at a table whose options are set)."""
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a table option when hosting (see `lanplay play --help` for each game's keys)")
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=None, help="your name at the table")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a table option")
     parser.add_argument(
         "--interface", default=None, help="the IPv4 address to play on (default $LANPLAY_INTERFACE or 127.0.0.1)"
     )
@@ -108,10 +115,14 @@ def _setup(args: argparse.Namespace) -> tuple[Path, str]:
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.cli import parse_options
+    from lanplay.cli import OptionError, parse_options
 
     game = get_game(game_id)
-    return game.options_to_json(game.options_from_json(parse_options(pairs)))
+    try:
+        return game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
+    except OptionError as exc:
+        print(f"lanplay: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def _report(outcome: Outcome) -> int:

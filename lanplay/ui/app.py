@@ -52,6 +52,7 @@ STYLE = Style.from_dict(
         "error": "ansired bold",
         "ok": "ansigreen",
         "private": "ansicyan italic",
+        "why": "ansicyan",
         "audit": "ansigreen",
         "status": "bold",
         "status.mine": "bold ansiyellow",
@@ -79,8 +80,24 @@ STYLE = Style.from_dict(
 )
 
 
+DIGIT_PAUSE = 1.0  # seconds to wait for the next digit of a number
+MIN_COLUMNS, MIN_ROWS = 80, 24  # the screens are planned for 80×24 (screens.py)
+
+
 class Backend(Protocol):
     async def run(self) -> Any: ...
+
+
+def _size() -> tuple[int, int]:
+    try:
+        size = get_app().output.get_size()
+        return size.columns, size.rows
+    except Exception:  # no running application
+        return screens.SCREEN_WIDTH, screens.SCREEN_HEIGHT
+
+
+def too_small_text(model: TableModel, columns: int, rows: int) -> str:
+    return model.text("window_too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=f"{columns}×{rows}")
 
 
 def _columns() -> int:
@@ -137,18 +154,26 @@ def key_bindings(model: TableModel) -> KeyBindings:
         leave_if_asked(event)
 
     @kb.add("left", filter=playing)
-    @kb.add("up", filter=playing)
     @kb.add("h", filter=playing)
     @kb.add("s-tab", filter=playing)
     def _previous(event: KeyPressEvent) -> None:
         model.move_cursor(-1)
 
     @kb.add("right", filter=playing)
-    @kb.add("down", filter=playing)
     @kb.add("l", filter=playing)
     @kb.add("tab", filter=playing)
     def _next(event: KeyPressEvent) -> None:
         model.move_cursor(1)
+
+    @kb.add("up", filter=playing)
+    @kb.add("k", filter=playing)
+    def _row_up(event: KeyPressEvent) -> None:
+        model.move_row(-1)
+
+    @kb.add("down", filter=playing)
+    @kb.add("j", filter=playing)
+    def _row_down(event: KeyPressEvent) -> None:
+        model.move_row(1)
 
     @kb.add("enter", filter=playing)
     @kb.add(" ", filter=playing)
@@ -160,14 +185,22 @@ def key_bindings(model: TableModel) -> KeyBindings:
     def _back(event: KeyPressEvent) -> None:
         model.back()
 
-    def digit_handler(index: int) -> Callable[[KeyPressEvent], None]:
+    # A number may take several digits (card 62, the 13th card): after each digit that could still
+    # grow, wait DIGIT_PAUSE for the next before taking the number as typed.
+    pending: list[asyncio.TimerHandle] = []
+
+    def digit_handler(digit: str) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:
-            model.choose(index)
+            for handle in pending:
+                handle.cancel()
+            pending.clear()
+            if model.type_digit(digit):
+                pending.append(asyncio.get_running_loop().call_later(DIGIT_PAUSE, model.finish_typing))
 
         return handler
 
     for digit in "1234567890":
-        kb.add(digit, filter=playing)(digit_handler(int(digit) - 1 if digit != "0" else 9))
+        kb.add(digit, filter=playing)(digit_handler(digit))
 
     @kb.add("pageup")
     def _log_back(event: KeyPressEvent) -> None:
@@ -220,22 +253,34 @@ def build_layout(model: TableModel) -> Layout:
         wrap_lines=False,
     )
     footer = Window(control(lambda: screens.join(screens.footer(model, _columns()))), height=3)
-    body = HSplit(
+    def too_small() -> Window:
+        return Window(control(lambda: [("class:error", too_small_text(model, *_size()))]), wrap_lines=True)
+
+    def fits() -> bool:
+        columns, rows = _size()
+        return columns >= MIN_COLUMNS and rows >= MIN_ROWS
+
+    table_screen = HSplit(
         [
             header,
-            VSplit([table, Window(width=1, char="│", style="class:sep"), side]),
+            VSplit([table, Window(width=1, char="│", style="class:sep"), side], window_too_small=too_small()),
             Window(height=1, char="─", style="class:sep"),
             hand,
             footer,
-        ]
+        ],
+        window_too_small=too_small(),
     )
+    body = HSplit([
+        ConditionalContainer(table_screen, filter=Condition(fits)),
+        ConditionalContainer(too_small(), filter=~Condition(fits)),
+    ])  # fmt: skip
 
     def dialog(
         render: Callable[[], list[screens.Line]],
         shown: Callable[[], bool],
         right: int | None = None,
         top: int | None = None,
-        width: int | None = None,
+        width: int | Callable[[], int] | None = None,
     ) -> Float:
         frame = Frame(Window(control(lambda: screens.join(render())), wrap_lines=True))
         return Float(ConditionalContainer(frame, filter=Condition(shown)), right=right, top=top, width=width)
@@ -243,7 +288,7 @@ def build_layout(model: TableModel) -> Layout:
     floats = [
         # Over the side panel, so the last round's results (every prediction revealed) stay readable.
         dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
-               right=0, top=1, width=screens.SIDE_WIDTH + 10),
+               right=0, top=1, width=lambda: screens.game_over_width(model, _columns())),
         dialog(lambda: screens.help_lines(model), lambda: model.show_help),
         dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
     ]

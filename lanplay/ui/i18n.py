@@ -20,6 +20,7 @@ EN: dict[str, str] = {
     "and_list": "{first} and {last}",
     "round_of": "round {round} of {rounds}",
     "round_n": "round {round}",
+    "round_to_target": "round {round}, playing to {target:point|points}",
     "dealer": "dealer {name}",
     "scores": "Scores",
     "log": "Log",
@@ -27,8 +28,19 @@ EN: dict[str, str] = {
     "your_hand": "Your hand",
     "no_cards": "(no cards)",
     "status_idle": "…",
-    "keys_hint": "←→ choose · Enter confirm · 1-9 pick · ? rules · q leave",
-    "keys_hint_question": "←→ choose · Enter confirm · Esc back · ? rules · q leave",
+    "keys_hint": "←→↑↓ choose · Enter confirm · {digits} · ? rules · q leave",
+    "keys_hint_question": "←→ choose · Enter confirm · {digits} · Esc back · ? rules · q leave",
+    "keys_hint_wait": "? rules · q leave · PgUp/PgDn log",
+    "digits_place": "1–{count}: the n-th",
+    "digits_card": "type a card's number",
+    "typing": "number {typed}… (type the next digit, or wait)",
+    "window_too_small": "Window too small: the table needs at least {columns}×{rows} (now {now}).",
+    "plain_intro": "Type the number of your choice and Enter; ? shows the rules, q stops.",
+    "plain_prompt": "Your choice> ",
+    "plain_stopped": "Stopped.",
+    "plain_second_question": "how do you play {card}? (b: another card)",
+    "plain_refused": "not allowed now: {items}",
+    "plain_bad_number": "Type one of the numbers shown (or ? for the rules, q to stop).",
     "keys_hint_over": "q leave · PgUp/PgDn log",
     "game_sixth-sense": "6th Sense",
     "game_take6": "6 nimmt!",
@@ -51,6 +63,7 @@ EN: dict[str, str] = {
     "game_over_status": "game over: press q to leave",
     "not_your_turn": "not your turn yet",
     "no_such_choice": "there is no choice {number}: choose 1 to {count}",
+    "no_such_card": "no card {number} to choose here",
     "not_allowed_now": "that is not allowed now",
     "backend_failed": "the table stopped: {reason}",
     "refused": "not allowed ({rule}): {reason}",
@@ -99,22 +112,22 @@ EN: dict[str, str] = {
     "ev_peek": "{name} peeks at {name2}'s prediction card",
     "ev_peek_you": "{name} peeks at your prediction card",
     "ev_peek_result": "Peek (only you see this): after trick {trick}, {name} predicted {card}",
-    "ev_ss_result": "{name}: predicted {card}, {tricks} tricks, {points:+d}",
+    "ev_ss_result": "{name}: predicted {card}, {tricks:trick|tricks}, {points:+d}",
     "ev_totals": "Totals: {totals}",
     "ev_chosen": "{name} has chosen a card",
     "ev_revealed": "Revealed: {cards}",
     "ev_placed": "{name}'s {card} → row {row}",
     "ev_placed_left": "{name}'s {card} → row {row} (left)",
-    "ev_sixth": "{name}'s {card} is the 6th card: takes row {row} ({bulls} bullheads)",
-    "ev_take_row": "{name}'s {card} takes row {row} ({bulls} bullheads)",
+    "ev_sixth": "{name}'s {card} is the 6th card: takes row {row} ({bulls:bullhead|bullheads})",
+    "ev_take_row": "{name}'s {card} takes row {row} ({bulls:bullhead|bullheads})",
     "ev_t6_rows": "Rows: {rows}",
     "ev_pick": "{name} picks {card}",
-    "ev_t6_result": "{name}: {points} bullheads this round, {total} in all",
+    "ev_t6_result": "{name}: {points:bullhead|bullheads} this round, {total} in all",
     "ev_sx_play": "{name} plays {card}",
     "ev_sx_pass": "{name} passes and pays a chip",
     "ev_sx_pass_free": "{name} passes (no chips left)",
-    "ev_sx_out": "{name} goes out and wins the pot of {pot}",
-    "ev_sx_result": "{name}: {total} chips",
+    "ev_sx_out": "{name} goes out and wins the pot of {pot:chip|chips}",
+    "ev_sx_result": "{name}: {total:chip|chips}",
     "audit_ok": "Round {round} confirmed",  # audit_ok, audit_blame: for the networked table
     "audit_local": "Round {round}: local game, no audit needed",
     "audit_blame": "Round {round}: {name} broke rule {rule}: {why} ({reason})",
@@ -201,8 +214,26 @@ EN: dict[str, str] = {
     "leads": "{name} leads",
     "blocked": "blocked",
     "blocks": "blocks {card}",
-    "last_trick": "Last trick: {name} won",
-    "last_trick_void": "Last trick: nobody won",
+    "last_trick": "Last trick (trick {trick}): {name} won",
+    "last_trick_void": "Last trick (trick {trick}): nobody won",
+    # why a trick went as it did (lanplay/describe.py trick_story; S-4.5, S-6)
+    "tw_block": "{name}'s {card} blocks {card2}: neither counts",
+    "tw_block_action": "the blocked {card} does nothing",
+    "tw_led_set": "{name}'s {card} set the led colour: {colour}",
+    "tw_reverse": "{card} reverses: lowest wins",
+    "tw_reverse_many": "{cards} reverse: lowest wins",
+    "tw_cancel": "{cards} cancel each other: highest wins",
+    "tw_win_trump": "{card} is the highest trump",
+    "tw_win_trump_low": "{card} is the lowest trump",
+    "tw_win_led": "{card} is the highest of the led colour {colour}",
+    "tw_win_led_low": "{card} is the lowest of the led colour {colour}",
+    "tw_win_off": "{card} is the lowest card of another colour",
+    "tw_tie": "of equally low cards the last played wins",
+    "tw_all_blocked": "every card is blocked: nobody wins",
+    "tw_twelve": "{card} counts: {name} may count two tricks",
+    "tw_split_yes": "{name} counts it as two tricks",
+    "tw_split_no": "{name} counts it as one trick",
+    "trick_now": "Now: {notes}",
     "predicted_label": "Predicted",
     "your_prediction": "Your prediction: {card}",
     "your_prediction_none": "Your prediction: not chosen yet",
@@ -238,6 +269,7 @@ EN: dict[str, str] = {
     "suit_B": "Bastos",
     "playable_mark": "▸ playable",
     "col_chips": "chips",
+    "chips_n": "{chips:chip|chips}",
 }
 
 NL: dict[str, str] = {
@@ -245,6 +277,7 @@ NL: dict[str, str] = {
     "and_list": "{first} en {last}",
     "round_of": "ronde {round} van {rounds}",
     "round_n": "ronde {round}",
+    "round_to_target": "ronde {round}, spelen tot {target:punt|punten}",
     "dealer": "deler {name}",
     "scores": "Stand",
     "log": "Verloop",
@@ -252,8 +285,19 @@ NL: dict[str, str] = {
     "your_hand": "Jouw hand",
     "no_cards": "(geen kaarten)",
     "status_idle": "…",
-    "keys_hint": "←→ kiezen · Enter bevestigen · 1-9 kies · ? regels · q weg",
-    "keys_hint_question": "←→ kiezen · Enter bevestigen · Esc terug · ? regels · q weg",
+    "keys_hint": "←→↑↓ kiezen · Enter bevestigen · {digits} · ? regels · q weg",
+    "keys_hint_question": "←→ kiezen · Enter bevestigen · {digits} · Esc terug · ? regels · q weg",
+    "keys_hint_wait": "? regels · q weg · PgUp/PgDn verloop",
+    "digits_place": "1–{count}: de n-de",
+    "digits_card": "typ het kaartgetal",
+    "typing": "getal {typed}… (typ het volgende cijfer, of wacht)",
+    "window_too_small": "Venster te klein: de tafel heeft minstens {columns}×{rows} nodig (nu {now}).",
+    "plain_intro": "Typ het getal van je keuze en Enter; ? toont de regels, q stopt.",
+    "plain_prompt": "Jouw keuze> ",
+    "plain_stopped": "Gestopt.",
+    "plain_second_question": "hoe speel je {card}? (b: andere kaart)",
+    "plain_refused": "nu niet toegestaan: {items}",
+    "plain_bad_number": "Typ een van de getoonde getallen (of ? voor de regels, q om te stoppen).",
     "keys_hint_over": "q weg · PgUp/PgDn verloop",
     "game_sixth-sense": "6th Sense",
     "game_take6": "6 nimmt!",
@@ -275,6 +319,7 @@ NL: dict[str, str] = {
     "game_over_status": "spel voorbij: druk op q om weg te gaan",
     "not_your_turn": "je bent nog niet aan de beurt",
     "no_such_choice": "keuze {number} bestaat niet: kies 1 tot {count}",
+    "no_such_card": "hier is geen kaart {number} te kiezen",
     "not_allowed_now": "dat mag nu niet",
     "backend_failed": "de tafel is gestopt: {reason}",
     "refused": "niet toegestaan ({rule}): {reason}",
@@ -320,22 +365,22 @@ NL: dict[str, str] = {
     "ev_peek": "{name} kijkt naar de voorspellingskaart van {name2}",
     "ev_peek_you": "{name} kijkt naar jouw voorspellingskaart",
     "ev_peek_result": "Gluren (alleen jij ziet dit): na slag {trick} voorspelde {name} {card}",
-    "ev_ss_result": "{name}: voorspelde {card}, {tricks} slagen, {points:+d}",
+    "ev_ss_result": "{name}: voorspelde {card}, {tricks:slag|slagen}, {points:+d}",
     "ev_totals": "Totaal: {totals}",
     "ev_chosen": "{name} heeft een kaart gekozen",
     "ev_revealed": "Open: {cards}",
     "ev_placed": "{card} van {name} → rij {row}",
     "ev_placed_left": "{card} van {name} → rij {row} (links)",
-    "ev_sixth": "{card} van {name} is de 6e kaart: pakt rij {row} ({bulls} ossenkoppen)",
-    "ev_take_row": "{card} van {name} pakt rij {row} ({bulls} ossenkoppen)",
+    "ev_sixth": "{card} van {name} is de 6e kaart: pakt rij {row} ({bulls:ossenkop|ossenkoppen})",
+    "ev_take_row": "{card} van {name} pakt rij {row} ({bulls:ossenkop|ossenkoppen})",
     "ev_t6_rows": "Rijen: {rows}",
     "ev_pick": "{name} pakt {card}",
-    "ev_t6_result": "{name}: {points} ossenkoppen deze ronde, {total} in totaal",
+    "ev_t6_result": "{name}: {points:ossenkop|ossenkoppen} deze ronde, {total} in totaal",
     "ev_sx_play": "{name} speelt {card}",
     "ev_sx_pass": "{name} past en betaalt een fiche",
     "ev_sx_pass_free": "{name} past (geen fiches meer)",
-    "ev_sx_out": "{name} is uit en wint de pot van {pot}",
-    "ev_sx_result": "{name}: {total} fiches",
+    "ev_sx_out": "{name} is uit en wint de pot van {pot:fiche|fiches}",
+    "ev_sx_result": "{name}: {total:fiche|fiches}",
     "audit_ok": "Ronde {round} bevestigd",
     "audit_local": "Ronde {round}: spel op deze laptop, geen controle nodig",
     "audit_blame": "Ronde {round}: {name} overtrad regel {rule}: {why} ({reason})",
@@ -420,8 +465,25 @@ NL: dict[str, str] = {
     "leads": "{name} komt uit",
     "blocked": "geblokkeerd",
     "blocks": "blokkeert {card}",
-    "last_trick": "Vorige slag: {name} won",
-    "last_trick_void": "Vorige slag: niemand won",
+    "last_trick": "Vorige slag (slag {trick}): {name} won",
+    "last_trick_void": "Vorige slag (slag {trick}): niemand won",
+    "tw_block": "{card} van {name} blokkeert {card2}: beide tellen niet",
+    "tw_block_action": "de geblokkeerde {card} doet niets",
+    "tw_led_set": "{card} van {name} bepaalde de gevraagde kleur: {colour}",
+    "tw_reverse": "{card} keert om: de laagste wint",
+    "tw_reverse_many": "{cards} keren om: de laagste wint",
+    "tw_cancel": "{cards} heffen elkaar op: de hoogste wint",
+    "tw_win_trump": "{card} is de hoogste troef",
+    "tw_win_trump_low": "{card} is de laagste troef",
+    "tw_win_led": "{card} is de hoogste van de gevraagde kleur {colour}",
+    "tw_win_led_low": "{card} is de laagste van de gevraagde kleur {colour}",
+    "tw_win_off": "{card} is de laagste kaart van een andere kleur",
+    "tw_tie": "van even lage kaarten wint de laatst gespeelde",
+    "tw_all_blocked": "elke kaart is geblokkeerd: niemand wint",
+    "tw_twelve": "{card} telt: {name} mag twee slagen tellen",
+    "tw_split_yes": "{name} telt hem als twee slagen",
+    "tw_split_no": "{name} telt hem als één slag",
+    "trick_now": "Nu: {notes}",
     "predicted_label": "Voorspeld",
     "your_prediction": "Jouw voorspelling: {card}",
     "your_prediction_none": "Jouw voorspelling: nog niet gekozen",
@@ -455,6 +517,7 @@ NL: dict[str, str] = {
     "suit_B": "Bastos",
     "playable_mark": "▸ speelbaar",
     "col_chips": "fiches",
+    "chips_n": "{chips:fiche|fiches}",
 }
 
 MESSAGES: dict[str, dict[str, str]] = {"en": EN, "nl": NL}
@@ -463,7 +526,8 @@ MESSAGES: dict[str, dict[str, str]] = {"en": EN, "nl": NL}
 RULES: dict[str, dict[str, tuple[str, ...]]] = {
     "sixth-sense": {
         "en": (
-            "S-1 70 cards, 5 colours R Y G B P, values 0–14 (no 9: the 6/9 card).",
+            "S-1 70 cards in 5 colours: Red R, Yellow Y, Green G, Blue B,",
+            "    Purple P; values 0–14 (no 9: the 6/9 card, e.g. G6/9).",
             "S-2.4 The top stock card's colour is trump.",
             "S-3 Everyone lays one hand card face down as prediction:",
             "    its number is the tricks you aim for (6/9: 6 or 9).",
@@ -480,7 +544,8 @@ RULES: dict[str, dict[str, tuple[str, ...]]] = {
             "S-8 Variants: beginner, target score, late trump.",
         ),
         "nl": (
-            "S-1 70 kaarten, 5 kleuren R Y G B P, waarden 0–14 (geen 9: de 6/9-kaart).",
+            "S-1 70 kaarten in 5 kleuren: Rood R, Geel Y, Groen G, Blauw B,",
+            "    Paars P; waarden 0–14 (geen 9: de 6/9-kaart, bv. G6/9).",
             "S-2.4 De kleur van de bovenste stapelkaart is troef.",
             "S-3 Iedereen legt een handkaart dicht als voorspelling:",
             "    het getal is het aantal slagen dat je wilt halen (6/9: 6 of 9).",
@@ -554,6 +619,16 @@ RULES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
+class _Count(int):
+    """A number in a sentence: `{bulls:bullhead|bullheads}` gives "1 bullhead", "3 bullheads"."""
+
+    def __format__(self, spec: str) -> str:
+        if "|" in spec:
+            one, many = spec.split("|", 1)
+            return f"{int(self)} {one if self == 1 else many}"
+        return int.__format__(self, spec)
+
+
 class _Params(dict[str, object]):
     """Leaves an unknown {name} as it is instead of failing: a missing parameter shows, never crashes."""
 
@@ -566,7 +641,7 @@ def t(key: str, lang: str = "en", **params: object) -> str:
     template = table.get(key) or EN.get(key) or key
     if not params:
         return template
-    values = _Params(params)
+    values = _Params({k: _Count(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in params.items()})
     for name, prefix in _CODE_PARAMS.items():
         value = values.get(name)
         if isinstance(value, str) and prefix + value in table:
