@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from engine.api import (
@@ -29,6 +29,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
+from engine.fastvalue import fast_constructor
 
 MAX_CARD = 104  # T-1.1
 ROWS = 4  # T-2.1
@@ -58,7 +59,7 @@ BULLHEADS: tuple[int, ...] = (0, *(bullheads(card) for card in range(1, MAX_CARD
 
 
 def row_bullheads(row: Sequence[int]) -> int:
-    return sum(BULLHEADS[card] for card in row)
+    return sum(map(BULLHEADS.__getitem__, row))
 
 
 def deck_size(players: int, tactic: bool) -> int:
@@ -160,6 +161,9 @@ class Take6State:
     pending: tuple[tuple[int, int], ...]  # revealed (card, seat) still to place; the first owes a row
     out: int  # bit c set: card c has been seen on the table this round (row starts, revealed plays)
     turn: int  # turns completed this round
+    # A cache of what `expected` derives from the fields above, filled at most once per state:
+    # never compared, hashed or printed, not part of the value.
+    _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def deck_size(self) -> int:
@@ -171,6 +175,38 @@ _PLAYS = tuple(tuple(Play(seat, card) for card in range(MAX_CARD + 1)) for seat 
 _PICKS = tuple(tuple(Pick(seat, card) for card in range(MAX_CARD + 1)) for seat in range(10))
 _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in range(10))
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
+_CODE_SET: frozenset[object] = frozenset(_CODES)
+_new_state = fast_constructor(Take6State)
+_BIT: dict[object, int] = {card: 1 << card for card in range(1, MAX_CARD + 1)}
+_DECK_MASKS: dict[int, int] = {size: (1 << (size + 1)) - 2 for size in range(1, MAX_CARD + 1)}  # cards 1..size
+_LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
+_PLAY_EXPECTED: dict[tuple[int, ...], Expected] = {}
+
+
+def _play_expected(seats: tuple[int, ...]) -> Expected:
+    """T-3.1: `seats` still owe their choice of a card (made once per set of seats)."""
+    expected = _PLAY_EXPECTED.get(seats)
+    if expected is None:
+        expected = _PLAY_EXPECTED[seats] = Expected("move", seats, "play")
+    return expected
+
+
+def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
+    """The deal layout (made once per table kind): hands, then the rows; with logic (T-5.2) 4 row
+    starts, then the face-up pool, and no hands."""
+    layout = _LAYOUTS.get((players, tactic, logic))
+    if layout is None:
+        size = deck_size(players, tactic)
+        deck = _DECK_CODES[:size]
+        if logic:
+            layout = DealLayout(deck, ((),) * players, table=tuple(range(size)))
+        else:
+            hands = tuple(tuple(range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)) for seat in range(players))
+            layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
+        _LAYOUTS[players, tactic, logic] = layout
+    return layout
+# Fills the cache field of a frozen state (the value itself is unchanged: see the field comment).
+_remember = object.__setattr__
 _DECK_CODES = tuple(str(card) for card in range(1, MAX_CARD + 1))
 
 
@@ -231,26 +267,24 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         return (state.dealer + 1) % state.players  # T-5.4
 
     def layout(self, state: Take6State, dealer: int) -> DealLayout:
-        n = state.players
-        size = state.deck_size
-        deck = _DECK_CODES[:size]
-        if state.options.logic:  # T-5.2: 4 row starts, then the face-up pool; no hands
-            return DealLayout(deck, ((),) * n, table=tuple(range(size)))
-        hands = tuple(tuple(range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)) for seat in range(n))
-        rows = tuple(range(n * HAND_SIZE, n * HAND_SIZE + ROWS))
-        return DealLayout(deck, hands, table=rows)
+        return _layout(state.players, state.options.tactic, state.options.logic)
 
     def deal_from_cards(self, state: Take6State, dealer: int, cards: Sequence[str | None]) -> Take6Deal:
         layout = self.layout(state, dealer)
         if len(cards) != len(layout.deck):
             raise FormatError(f"a deal needs {len(layout.deck)} positions, got {len(cards)}")
         try:
-            known = [_CODES[code] for code in cards if code is not None]
-        except (KeyError, TypeError):
-            known = [parse_card_code(code) for code in cards if code is not None]  # names the bad code
-        if len(set(known)) != len(known):
-            twice = sorted(card for card in set(known) if known.count(card) > 1)
-            raise IllegalMove("T-2.1", f"card {twice[0]} is dealt twice")
+            distinct = set(cards)
+        except TypeError:  # an unhashable code: named below
+            distinct = set()
+        if len(distinct) != len(cards) or not distinct <= _CODE_SET:  # not the common case: full knowledge
+            try:
+                known = [_CODES[code] for code in cards if code is not None]
+            except (KeyError, TypeError):
+                known = [parse_card_code(code) for code in cards if code is not None]  # names the bad code
+            if len(set(known)) != len(known):
+                twice = sorted(card for card in set(known) if known.count(card) > 1)
+                raise IllegalMove("T-2.1", f"card {twice[0]} is dealt twice")
 
         def table_card(position: int) -> int:
             code = cards[position]
@@ -265,12 +299,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: list[tuple[int, ...] | None] = []
         for seat, positions in enumerate(layout.hands):
             codes = [cards[p] for p in positions]
-            if all(code is None for code in codes):
+            if None not in codes:  # checked above: every known code is a card
+                hands.append(tuple(sorted(map(_CODES.__getitem__, codes))))  # type: ignore[arg-type]
+            elif all(code is None for code in codes):
                 hands.append(None)
-            elif any(code is None for code in codes):
-                raise FormatError(f"seat {seat}'s hand is only partly known")
             else:
-                hands.append(tuple(sorted(parse_card_code(code) for code in codes)))
+                raise FormatError(f"seat {seat}'s hand is only partly known")
         return Take6Deal(dealer, tuple(table_card(p) for p in layout.table), tuple(hands))
 
     def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
@@ -330,12 +364,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 raise IllegalMove("T-2.1", f"card {card} is dealt twice", seat)
             seen |= 1 << card
 
-        for card in deal.rows:
-            take(card)
+        def take_all(cards: Sequence[int], seat: int | None = None) -> None:
+            """`take` each card; checked as a set first (the common case), card by card for the message."""
+            nonlocal seen
+            mask = 0
+            for card in cards:
+                mask |= _BIT.get(card, 1)  # a non-card gives bit 0: never a card, so the slow path names it
+            if mask & 1 or mask & ~_DECK_MASKS[size] or mask & seen or mask.bit_count() != len(cards):
+                for card in cards:
+                    take(card, seat)
+            seen |= mask
+
+        take_all(deal.rows)
         rows_mask = seen
         if state.options.logic:
-            for card in deal.pool:
-                take(card)
+            take_all(deal.pool)
             if len(deal.pool) != size - ROWS:
                 missing = next(c for c in range(1, size + 1) if not seen >> c & 1)
                 raise IllegalMove("T-5.2", f"all other cards of the deck lie face up: card {missing} is missing")
@@ -351,13 +394,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     continue
                 if len(hand) != HAND_SIZE:
                     raise IllegalMove("T-2.1", f"each player gets 10 cards; seat {seat} gets {len(hand)}", seat)
-                for card in hand:
-                    take(card, seat)
+                take_all(hand, seat)
             hands = tuple(tuple(sorted(hand)) if hand is not None else None for hand in deal.hands)
             sizes = (HAND_SIZE,) * n
             pool = ()
             stage = "play"
-        return Take6State(
+        return _new_state(
             n,
             state.options,
             state.round_index + 1,
@@ -377,9 +419,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     # --- play ----------------------------------------------------------------------------
     def expected(self, state: Take6State) -> Expected:
+        expected = state._expected
+        if expected is None:
+            expected = self._expected(state)
+            _remember(state, "_expected", expected)
+        return expected
+
+    def _expected(self, state: Take6State) -> Expected:
         stage = state.stage
         if stage == "play":
-            return Expected("move", tuple([s for s, c in enumerate(state.chosen) if c is None]), "play")
+            return _play_expected(tuple([s for s, c in enumerate(state.chosen) if c is None]))
         if stage == "take_row":
             return Expected("move", (state.pending[0][1],), "take_row")
         if stage == "pick":
@@ -458,16 +507,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             mark = HIDDEN
         elif hand is not None and card in hand:  # the common case, full knowledge of the hand
             index = hand.index(card)
-            hands = (*hands[:seat], hand[:index] + hand[index + 1 :], *hands[seat + 1 :])
+            new_hands = list(hands)  # lists, not tuple slicing: this is the hot path of every playout
+            new_hands[seat] = hand[:index] + hand[index + 1 :]
+            hands = tuple(new_hands)
             mark = card
         else:
             self._check_card(state, seat, card)
             mark = card
-        sizes = state.hand_sizes
-        sizes = (*sizes[:seat], sizes[seat] - 1, *sizes[seat + 1 :])
-        chosen = (*chosen[:seat], mark, *chosen[seat + 1 :])
+        sizes_list = list(state.hand_sizes)
+        sizes_list[seat] -= 1
+        sizes = tuple(sizes_list)
+        chosen_list = list(chosen)
+        chosen_list[seat] = mark
+        chosen = tuple(chosen_list)
         if None in chosen:
-            return Take6State(
+            return _new_state(
                 state.players, state.options, state.round_index, state.dealer, "play", state.totals,
                 state.penalty, state.rows, hands, sizes, state.pool, chosen, state.pending, state.out,
                 state.turn,
@@ -546,7 +600,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         for index, (card, seat) in enumerate(pending):
             target = placement_target(rows, card, profi)
             if target is None:  # T-3.5: the player chooses a row to take
-                return Take6State(
+                return _new_state(
                     n, state.options, state.round_index, state.dealer, "take_row", tuple(totals),
                     tuple(penalty), tuple(rows), hands, sizes, state.pool, (None,) * n,
                     tuple(pending[index:]), out, state.turn,
@@ -566,7 +620,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         stage: Stage = "play"
         if not any(sizes):
             stage = "over" if max(totals) > END_ABOVE else "deal"  # T-4.1
-        return Take6State(
+        return _new_state(
             n, state.options, state.round_index, state.dealer, stage, tuple(totals), tuple(penalty),
             tuple(rows), hands, sizes, state.pool, (None,) * n, (), out, state.turn + 1,
         )
@@ -607,7 +661,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hand = list(state.hands[seat] or ())
         insort(hand, card)
         sizes = (*state.hand_sizes[:seat], state.hand_sizes[seat] + 1, *state.hand_sizes[seat + 1 :])
-        return Take6State(
+        return _new_state(
             state.players, state.options, state.round_index, state.dealer,
             "play" if sum(sizes) == HAND_SIZE * state.players else "pick", state.totals, state.penalty,
             state.rows, (*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]), sizes,
