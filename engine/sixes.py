@@ -602,3 +602,46 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
 
 
 SIXES = Sixes()
+
+
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: SixesState, seat: int) -> tuple[Card, ...]:
+    """The cards `seat` cannot place from its view, in deck order: those of the hands it does not
+    know (every card not on the table is in some hand, X-1.3). What a search samples from."""
+    r = view.round
+    if r is None:
+        return ()
+    known = {card for hand in r.hands for card in hand or ()}
+    return tuple(card for card in DECK if card not in known and not on_table(r.columns, card))
+
+
+def determinize(view: SixesState, seat: int, hands: Mapping[int, Sequence[Card]]) -> SixesState:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once `hands[s]` is assigned
+    to every seat whose hand the view lacks (exactly `hand_sizes[s]` cards each, all of them
+    `unseen_cards`, none twice; FormatError names what is wrong). A search samples the hands
+    consistently with what the seat saw (a pass proves its seat held no playable card, X-2.4) and
+    plays on the result with `legal_moves` / `apply` like any state."""
+    r = view.round
+    if r is None:
+        if hands:
+            raise FormatError("determinize: no round has been dealt, so nothing is hidden")
+        return view
+    hidden = {s for s, hand in enumerate(r.hands) if hand is None}
+    if set(hands) != hidden:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden)}, not {sorted(hands)}")
+    assigned = [card for s in sorted(hands) for card in hands[s]]
+    unseen = set(unseen_cards(view, seat))
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({str(c) for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(bad)}")
+    full: list[tuple[Card, ...] | None] = list(r.hands)
+    for s, hand in hands.items():
+        if len(hand) != r.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
+        full[s] = tuple(sorted(hand, key=CARD_INDEX.__getitem__))
+    new_round = _new_round(
+        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won
+    )
+    return _new_state(view.players, view.options, view.rounds_started, view.chips, view.pot, new_round, view.over)

@@ -755,6 +755,73 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         return out
 
 
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: Take6State, seat: int) -> tuple[int, ...]:
+    """The cards of the deck that `seat` cannot place from its view, lowest first: the other hands,
+    the other seats' hidden choices (outside logic, T-5.2) and the cards nobody was dealt. What a
+    search samples `determinize`'s hidden cards from."""
+    seen = view.out
+    for hand in view.hands:
+        for card in hand or ():
+            seen |= 1 << card
+    for choice in (*view.pool, *view.chosen):
+        if choice is not None and choice != HIDDEN:
+            seen |= 1 << choice
+    return tuple(card for card in range(1, view.deck_size + 1) if not seen >> card & 1)
+
+
+def determinize(
+    view: Take6State, seat: int, hands: Mapping[int, Sequence[int]], chosen: Mapping[int, int] | None = None
+) -> Take6State:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once its hidden cards are
+    assigned: `hands[s]` for every seat whose hand the view lacks (exactly `hand_sizes[s]` cards,
+    the card it may have chosen this turn not counted), and `chosen[s]` for every seat whose choice
+    this turn is hidden (T-3.1): with logic (T-5.2) one of the cards of its public hand, else an
+    unseen card.
+
+    For a search (information-set Monte Carlo): sample the assignment from `unseen_cards`, then
+    play on the result with `legal_moves` / `apply` like any state. Every assigned card must be
+    unseen by `seat` (or, with logic, a chosen card from the chooser's hand), none twice;
+    FormatError names what is wrong."""
+    chosen = chosen or {}
+    if view.stage == "reveal":
+        raise FormatError("determinize: reveal this turn's choices first (the state waits in phase 'reveal')")
+    hidden_hands = {s for s, hand in enumerate(view.hands) if hand is None}
+    hidden_choices = {s for s, card in enumerate(view.chosen) if card == HIDDEN}
+    if set(hands) != hidden_hands:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden_hands)}, not {sorted(hands)}")
+    if set(chosen) != hidden_choices:
+        wanted, given = sorted(hidden_choices), sorted(chosen)
+        raise FormatError(f"determinize: chosen cards are needed for seats {wanted}, not {given}")
+    unseen = set(unseen_cards(view, seat))
+    full_hands = list(view.hands)
+    assigned: list[int] = []
+    for s, hand in hands.items():
+        if len(hand) != view.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {view.hand_sizes[s]} cards, not {len(hand)}")
+        assigned.extend(hand)
+        full_hands[s] = tuple(sorted(hand))
+    for s, card in chosen.items():
+        known = view.hands[s]
+        if known is not None:  # T-5.2 logic: the choice is one of the cards of the public hand
+            if card not in known:
+                raise FormatError(f"determinize: seat {s} cannot have chosen card {card}: its hand is {list(known)}")
+            index = known.index(card)
+            full_hands[s] = known[:index] + known[index + 1 :]
+        else:
+            assigned.append(card)
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({c for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(map(str, bad))}")
+    full_chosen = tuple(chosen.get(s, card) for s, card in enumerate(view.chosen))
+    return _new_state(
+        view.players, view.options, view.round_index, view.dealer, view.stage, view.totals, view.penalty,
+        view.rows, tuple(full_hands), view.hand_sizes, view.pool, full_chosen, view.pending, view.out, view.turn,
+    )
+
+
 TAKE6 = Take6()
 
 __all__ = [
@@ -771,7 +838,9 @@ __all__ = [
     "TakeRow",
     "bullheads",
     "deck_size",
+    "determinize",
     "parse_card_code",
     "placement_target",
     "row_bullheads",
+    "unseen_cards",
 ]
