@@ -15,6 +15,8 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import is_
 from typing import Literal
 
 from engine.api import (
@@ -75,6 +77,12 @@ def placement_target(rows: Sequence[Sequence[int]], card: int, profi: bool = Fal
     """
     right = left = -1
     right_diff = left_diff = MAX_CARD + 1
+    if not profi:  # the common case, with one comparison per row (placement is the hot path)
+        for index, row in enumerate(rows):
+            diff = card - row[-1]
+            if 0 < diff < right_diff:
+                right, right_diff = index, diff
+        return (right, "right") if right >= 0 else None
     for index, row in enumerate(rows):
         diff = card - row[-1]
         if 0 < diff < right_diff:
@@ -177,17 +185,17 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
-_BIT: dict[object, int] = {card: 1 << card for card in range(1, MAX_CARD + 1)}
-_DECK_MASKS: dict[int, int] = {size: (1 << (size + 1)) - 2 for size in range(1, MAX_CARD + 1)}  # cards 1..size
+_DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
-_PLAY_EXPECTED: dict[tuple[int, ...], Expected] = {}
+_PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 
 
-def _play_expected(seats: tuple[int, ...]) -> Expected:
-    """T-3.1: `seats` still owe their choice of a card (made once per set of seats)."""
-    expected = _PLAY_EXPECTED.get(seats)
+def _play_expected(owing: tuple[bool, ...]) -> Expected:
+    """T-3.1: the seats with `owing[seat]` true still owe their choice of a card (made once per set)."""
+    expected = _PLAY_EXPECTED.get(owing)
     if expected is None:
-        expected = _PLAY_EXPECTED[seats] = Expected("move", seats, "play")
+        seats = tuple(seat for seat, owes in enumerate(owing) if owes)
+        expected = _PLAY_EXPECTED[owing] = Expected("move", seats, "play")
     return expected
 
 
@@ -253,7 +261,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if not self.min_players <= players <= self.max_players:
             raise IllegalMove("T-1.2", f"6 nimmt! is for 2–10 players, not {players}")
         zeros = (0,) * players
-        return Take6State(
+        return _new_state(
             players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
             (None,) * players, (), 0, 0,
         )
@@ -352,35 +360,37 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         size = state.deck_size
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
-        seen = 0
+        seen: set[int] = set()
 
         def take(card: int, seat: int | None = None) -> None:
-            nonlocal seen
             if not 1 <= card <= MAX_CARD:
                 raise FormatError(f"unknown 6 nimmt! card {card!r}", seat)
             if card > size:
                 raise IllegalMove("T-5.1", f"card {card} is not in the tactic deck 1–{size}", seat)
-            if seen >> card & 1:
+            if card in seen:
                 raise IllegalMove("T-2.1", f"card {card} is dealt twice", seat)
-            seen |= 1 << card
+            seen.add(card)
 
         def take_all(cards: Sequence[int], seat: int | None = None) -> None:
-            """`take` each card; checked as a set first (the common case), card by card for the message."""
-            nonlocal seen
-            mask = 0
+            """`take` each card: checked as a set first (the common case), card by card for the message."""
+            try:
+                distinct = set(cards)
+            except TypeError:  # something unhashable: named card by card
+                distinct = set()
+            if len(distinct) == len(cards) and distinct <= _DECK_SETS[size] and seen.isdisjoint(distinct):
+                seen.update(distinct)
+                return
             for card in cards:
-                mask |= _BIT.get(card, 1)  # a non-card gives bit 0: never a card, so the slow path names it
-            if mask & 1 or mask & ~_DECK_MASKS[size] or mask & seen or mask.bit_count() != len(cards):
-                for card in cards:
-                    take(card, seat)
-            seen |= mask
+                take(card, seat)
 
         take_all(deal.rows)
-        rows_mask = seen
+        rows_mask = 0
+        for card in deal.rows:
+            rows_mask |= 1 << card
         if state.options.logic:
             take_all(deal.pool)
             if len(deal.pool) != size - ROWS:
-                missing = next(c for c in range(1, size + 1) if not seen >> c & 1)
+                missing = next(c for c in range(1, size + 1) if c not in seen)
                 raise IllegalMove("T-5.2", f"all other cards of the deck lie face up: card {missing} is missing")
             hands: tuple[tuple[int, ...] | None, ...] = ((),) * n
             sizes = (0,) * n
@@ -428,7 +438,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     def _expected(self, state: Take6State) -> Expected:
         stage = state.stage
         if stage == "play":
-            return _play_expected(tuple([s for s, c in enumerate(state.chosen) if c is None]))
+            return _play_expected(tuple(map(is_, state.chosen, repeat(None))))
         if stage == "take_row":
             return Expected("move", (state.pending[0][1],), "take_row")
         if stage == "pick":
