@@ -24,7 +24,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
-from engine.fastvalue import fast_constructor
+from engine.fastvalue import fast_constructor, lookup_all
 
 # S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
 COLOURS = ("R", "Y", "G", "B", "P")
@@ -501,7 +501,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         colour = None
         moves: tuple[Move, ...]
         if kind == "predict":
-            moves = tuple(map(_PREDICTS[seat].__getitem__, hand))
+            moves = lookup_all(_PREDICTS[seat], hand)
         elif kind == "split":
             moves = _SPLITS[seat]
         else:
@@ -514,7 +514,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                     if following:
                         playable = following
             if _SPECIAL_CARDS.isdisjoint(playable):  # the common case: one play per card
-                moves = tuple(map(_SINGLE_PLAYS[seat].__getitem__, playable))
+                moves = lookup_all(_SINGLE_PLAYS[seat], playable)
             else:
                 plain = _PLAIN_BY_SEAT[seat]
                 can_block = bool(trick) and all(p.block is None for p in trick)

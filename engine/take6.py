@@ -32,7 +32,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
-from engine.fastvalue import fast_constructor
+from engine.fastvalue import fast_constructor, lookup_all
 
 MAX_CARD = 104  # T-1.1
 ROWS = 4  # T-2.1
@@ -475,11 +475,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             hand = state.hands[seat]
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
-            return tuple(map(_PLAYS[seat].__getitem__, hand))
+            return lookup_all(_PLAYS[seat], hand)
         if stage == "take_row":
             return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "pick" and seat == self._picker(state):
-            return tuple(map(_PICKS[seat].__getitem__, state.pool))
+            return lookup_all(_PICKS[seat], state.pool)
         return ()
 
     def apply(self, state: Take6State, move: Take6Move) -> Take6State:
