@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, replay_text
+from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lanplay.ui.lobby_screen import lobby_command
 
         return lobby_command(None, None, None)
+    apply_budget_argument(getattr(args, "bot_budget", None))
     result: int = args.run(args)
     return result
 
@@ -48,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="a table option, e.g. target=20"
     )
-    play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic")
+    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
+    add_budget_argument(play)
     play.add_argument(
         "--record", type=Path,
         help="also copy the game record here (it is saved in the data directory's records/; with --plain or "

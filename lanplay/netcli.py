@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.games import all_games, get_game
+from lanplay.bots import BOT_KINDS, add_budget_argument
 from lanplay.discovery import interface_from_env
 from lanplay.lobby import LobbyError
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
@@ -43,7 +44,8 @@ def add_network_commands(sub: Any) -> None:
     where.add_argument("--table", metavar="ID", help="the advertised table id to join")
     where.add_argument("--host", action="store_true", help="host a table instead of joining one")
     bot.add_argument("--seats", type=int, default=4, help="with --host: seats at the table")
-    bot.add_argument("--kind", choices=["heuristic", "random"], default="heuristic")
+    bot.add_argument("--kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
+    add_budget_argument(bot)
     bot.add_argument("--delay", type=float, default=0.0, help="seconds a bot thinks before each move")
     _common(bot)
     bot.set_defaults(run=run_bot)

@@ -1,0 +1,63 @@
+"""Sixes for the expert bot: worlds, playouts and scores.
+
+The other hands are dealt from the cards neither on the table nor in this seat's hand, and a
+seat never gets a card it has shown it lacks: a pass proves it held none of the cards playable
+then (X-2.4, `SixesRound.lacks`). A world's round is played out until somebody goes out (X-2.5);
+it is worth 1 to the seat that went out, less a little for every card still in this seat's hand
+(going out nearly is better than being far from it).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from engine.sixes import DECK, SIXES, SixesRound, SixesState, on_table
+from lanplay.bots.expert import deal_hidden
+from lanplay.bots.sixes import SixesBot
+
+NOISE = 0.05  # share of random moves in the playouts
+PER_CARD_LEFT = 0.02
+
+
+class SixesSearcher:
+    def __init__(self) -> None:
+        self.heuristic = SixesBot(0)
+
+    def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
+        return moves
+
+    def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
+        state: SixesState = view
+        r = state.round
+        assert r is not None
+        n = state.players
+        mine = set(r.hands[seat] or ())
+        pool = [card for card in DECK if card not in mine and not on_table(r.columns, card)]
+        others = [s for s in range(n) if s != seat]
+        lacks = r.lacks or (frozenset(),) * n
+        allowed = [(lambda card, gone=lacks[s]: card not in gone) if lacks[s] else None for s in others]
+        dealt, _ = deal_hidden(pool, [r.hand_sizes[s] for s in others], allowed, rng)
+        hands: list[tuple[str, ...] | None] = list(r.hands)
+        for s, hand in zip(others, dealt, strict=True):
+            hands[s] = tuple(hand)
+        world = SixesRound(
+            r.dealer, tuple(hands), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won,
+            r.lacks,
+        )
+        return SixesState(n, state.options, state.rounds_started, state.chips, state.pot, world, state.over)
+
+    def policy(self, state: Any, seat: int, rng: random.Random) -> Any:
+        if rng.random() < NOISE:
+            return rng.choice(SIXES.legal_moves(state, seat))
+        self.heuristic.rng = rng  # the heuristic reads only its own hand and the table
+        return self.heuristic.choose(SIXES, state, seat)
+
+    def finished(self, state: Any) -> bool:
+        r = state.round
+        return bool(r is None or r.winner is not None)
+
+    def utility(self, state: Any, seat: int) -> float:
+        r = state.round
+        assert r is not None
+        return (1.0 if r.winner == seat else 0.0) - PER_CARD_LEFT * float(r.hand_sizes[seat])
