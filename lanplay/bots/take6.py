@@ -64,7 +64,7 @@ class Take6Bot:
         if isinstance(first, TakeRow):
             return min(moves, key=lambda m: (row_bullheads(view.rows[m.row]), len(view.rows[m.row]), m.row))
         others = self._other_cards(view, seat)
-        unseen = self.unseen(view)
+        unseen = self.unseen(view, seat)
         if isinstance(first, Play):
             return min(moves, key=lambda m: (round(self.cost(view, m.card, others, unseen), 6), m.card))
         if isinstance(first, Pick):
@@ -75,24 +75,25 @@ class Take6Bot:
     def _other_cards(view: Take6State, seat: int) -> list[Sequence[int] | None]:
         """Per other seat that still plays this turn: its known hand, or None (unseen cards)."""
         result: list[Sequence[int] | None] = []
-        for other, hand in enumerate(view.hands):
+        for other in range(view.players):
             if other == seat:
                 continue
             choice = view.chosen[other]
             if choice is not None and choice != HIDDEN:
                 result.append((choice,))
-            elif view.stage == "pick":
-                result.append(None)  # its hand is still being drafted: any pool card
+            elif view.stage == "pick" or not view.options.logic:
+                result.append(None)  # unknown (T-5.2: hands are public only with logic), or still being drafted
             else:
+                hand = view.hands[other]
                 result.append(hand if hand else None)
         return result
 
     @staticmethod
-    def unseen(view: Take6State) -> int:
-        """Cards this seat has not seen (a bit per card): not on the table, not in a known hand,
-        not played."""
+    def unseen(view: Take6State, seat: int) -> int:
+        """Cards `seat` has not seen (a bit per card): not on the table, not in a known hand (its
+        own; with logic every hand, T-5.2), not played."""
         known = view.out
-        for hand in view.hands:
+        for hand in view.hands if view.options.logic else (view.hands[seat],):
             for card in hand or ():
                 known |= 1 << card
         for choice in view.chosen:

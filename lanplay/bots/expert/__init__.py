@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import random
 import time
@@ -34,6 +35,7 @@ from engine.api import Game
 DEFAULT_BUDGET = 0.25  # seconds of search per decision
 BUDGET_ENV = "LANPLAY_BOT_BUDGET"
 MAX_BATCHES = 100_000  # a bound for a budget the clock never ends (it always does)
+CONFIDENCE = 1.0  # standard errors by which a move must beat the heuristic's to replace it
 
 AnyGame = Game[Any, Any, Any, Any]
 Card = TypeVar("Card")
@@ -62,6 +64,10 @@ class Searcher(Protocol):
 
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         """The moves worth searching (all of `moves`, or the most promising of many)."""
+        ...
+
+    def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        """The move the game's heuristic makes from `view`: kept unless the search finds better."""
         ...
 
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
@@ -191,7 +197,11 @@ class ExpertBot:
             self.last_batches = 0
             return candidates[0]
         rng = decision_rng(game, view, seat, moves, self.seed)
-        totals = [0.0] * len(candidates)
+        prior = self.searcher.prior(view, seat, rng)
+        candidates = (prior, *(m for m in candidates if m != prior))
+        # Paired results against the prior (the same world and dice for every candidate).
+        gain = [0.0] * len(candidates)
+        gain_squares = [0.0] * len(candidates)
         deadline = start + self.budget
         slowest = 0.0
         batches = 0
@@ -202,10 +212,24 @@ class ExpertBot:
             began = time.perf_counter()
             world = self.searcher.sample(view, seat, rng)
             dice = rng.getrandbits(64)
-            for index, move in enumerate(candidates):
-                totals[index] += playout(game, self.searcher, world, move, seat, random.Random(dice))
+            results = [playout(game, self.searcher, world, move, seat, random.Random(dice)) for move in candidates]
+            for index, result in enumerate(results):
+                difference = result - results[0]
+                gain[index] += difference
+                gain_squares[index] += difference * difference
             slowest = max(slowest, time.perf_counter() - began)
             batches += 1
         self.last_batches = batches
-        best = max(range(len(candidates)), key=lambda i: (totals[i], -i))  # ties: the searcher's order
-        return candidates[best]
+        return candidates[self._pick(gain, gain_squares, batches)]
+
+    @staticmethod
+    def _pick(gain: list[float], gain_squares: list[float], batches: int) -> int:
+        """The candidate with the best mean gain over the prior, if that gain stands out of the noise
+        (more than CONFIDENCE standard errors); else the prior. Few playouts thus fall back on the
+        heuristic instead of on chance, and many let the search overrule it."""
+        best = max(range(len(gain)), key=lambda i: (gain[i], -i))
+        if best == 0 or batches < 2:
+            return 0
+        mean = gain[best] / batches
+        variance = max(0.0, gain_squares[best] / batches - mean * mean) * batches / (batches - 1)
+        return best if mean > CONFIDENCE * math.sqrt(variance / batches) else 0

@@ -27,6 +27,10 @@ class SixesSearcher:
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         return moves
 
+    def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        self.heuristic.rng = rng
+        return self.heuristic.choose(SIXES, view, seat)
+
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
         state: SixesState = view
         r = state.round
@@ -38,7 +42,8 @@ class SixesSearcher:
         lacks = r.lacks or (frozenset(),) * n
         allowed = [(lambda card, gone=lacks[s]: card not in gone) if lacks[s] else None for s in others]
         dealt, _ = deal_hidden(pool, [r.hand_sizes[s] for s in others], allowed, rng)
-        hands: list[tuple[str, ...] | None] = list(r.hands)
+        hands: list[tuple[str, ...] | None] = [None] * n
+        hands[seat] = r.hands[seat]
         for s, hand in zip(others, dealt, strict=True):
             hands[s] = tuple(hand)
         world = SixesRound(

@@ -27,7 +27,13 @@ from engine.sixth_sense import (
     round_score,
 )
 from lanplay.bots.expert import deal_hidden
-from lanplay.bots.sixth_sense import SixthSenseBot, card_strength, expected_tricks, prediction_distance
+from lanplay.bots.sixth_sense import (
+    SixthSenseBot,
+    card_strength,
+    expected_tricks,
+    prediction_distance,
+    visible_trump,
+)
 
 PREDICTION_CANDIDATES = 6  # predictions searched: the heuristic's nearest ones
 PREDICTION_DRAWS = 3  # a hidden prediction: the best of this many unseen cards for that holding
@@ -56,17 +62,11 @@ class SixthSenseSearcher:
     def __init__(self) -> None:
         self.heuristic = SixthSenseBot(0)
 
-    @staticmethod
-    def _trump(state: SixthSenseState) -> str | None:
-        r = state.round
-        assert r is not None
-        return r.trump.colour if r.trump is not None and not state.options.beginner else None
-
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         if not isinstance(moves[0], Predict):
             return moves
         r = view.round
-        trump = self._trump(view)
+        trump = visible_trump(view)
 
         def cost(move: Predict) -> tuple[float, float, int]:
             assert move.card is not None
@@ -76,15 +76,24 @@ class SixthSenseSearcher:
 
         return tuple(sorted(moves, key=cost)[:PREDICTION_CANDIDATES])
 
+    def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        self.heuristic.rng = rng
+        return self.heuristic.choose(SIXTH_SENSE, view, seat)
+
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
         state: SixthSenseState = view
         r = state.round
         assert r is not None
         n = state.players
+        # Only what this seat may know is read: its hand, its prediction, the predictions it peeked
+        # (S-6.4), the cards played, the trump once turned.
+        peeked = {peek.target for peek in r.peeks if peek.peeker == seat}
+        known_predictions = {s: r.predictions[s] for s in sorted({seat} | peeked)}
         known: set[Card] = set(r.hands[seat] or ())
         known.update(r.played)
-        known.update(p for p in r.predictions if p is not None)
-        if r.trump is not None:
+        known.update(p for p in known_predictions.values() if p is not None)
+        trump_known = not state.options.beginner and not (state.options.late_trump and not all(r.predicted))
+        if trump_known and r.trump is not None:
             known.add(r.trump)
         pool = [card for card in deck_for(n) if card not in known]
         others = [s for s in range(n) if s != seat]
@@ -95,11 +104,11 @@ class SixthSenseSearcher:
         hands[seat] = r.hands[seat]
         for s, hand in zip(others, dealt, strict=True):
             hands[s] = tuple(hand)
-        trump_card = r.trump
-        if trump_card is None and not state.options.beginner:  # S-8.3: the trump is still face down
+        trump_card = r.trump if trump_known else None
+        if not trump_known and not state.options.beginner:  # S-8.3: the trump is still face down
             trump_card = rest.pop(rng.randrange(len(rest)))
         trump = trump_card.colour if trump_card is not None and not state.options.beginner else None
-        predictions = list(r.predictions)
+        predictions: list[Card | None] = [known_predictions.get(s) for s in range(n)]
         played = plays_by_seat(r, n)
         for s in others:
             if r.predicted[s] and predictions[s] is None:

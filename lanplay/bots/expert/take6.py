@@ -14,11 +14,12 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from engine.take6 import HIDDEN, TAKE6, Take6State
+from engine.take6 import HIDDEN, TAKE6, Pick, Take6State
 from lanplay.bots.expert import deal_hidden
 from lanplay.bots.take6 import Take6Bot
 
 NOISE = 0.05  # share of random moves in the playouts
+PICK_CANDIDATES = 6  # cards searched when drafting (logic)
 
 
 class Take6Searcher:
@@ -26,15 +27,26 @@ class Take6Searcher:
         self.heuristic = Take6Bot(0)
 
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
-        return moves
+        if not isinstance(moves[0], Pick) or len(moves) <= PICK_CANDIDATES:
+            return moves
+        # T-5.2 drafting offers dozens of cards: search the ones the heuristic rates best
+        unseen = Take6Bot.unseen(view, seat)
+        return tuple(sorted(moves, key=lambda m: (self.heuristic.pick_cost(view, m.card, [], unseen), -m.card)))[
+            :PICK_CANDIDATES
+        ]
+
+    def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        self.heuristic.rng = rng
+        return self.heuristic.choose(TAKE6, view, seat)
 
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
         state: Take6State = view
         n = state.players
-        hands = list(state.hands)
+        # the other hands are read only where they are public (logic, T-5.2)
+        hands = list(state.hands) if state.options.logic else [state.hands[s] if s == seat else None for s in range(n)]
         hidden = [s != seat and c == HIDDEN for s, c in enumerate(state.chosen)]
         if not state.options.logic:
-            unseen = Take6Bot.unseen(state)
+            unseen = Take6Bot.unseen(state, seat)
             pool = [card for card in range(1, state.deck_size + 1) if unseen >> card & 1]
             others = [s for s in range(n) if s != seat]
             # a seat whose choice is hidden still holds the chosen card in this world
