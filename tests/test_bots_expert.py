@@ -296,3 +296,42 @@ def test_a_peekers_view_keeps_the_peeked_prediction() -> None:
                 assert SIXTH_SENSE.view(state, bystander).round.predictions[peek.target] is None
             return
     pytest.fail("no peek in 200 random states")
+
+
+def test_a_network_seat_searches_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`BotPlayer` with kind expert answers from the session's view, from a worker thread."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from lanplay.runner import BotPlayer
+
+    rng = random.Random(4)
+    state, seat = random_states(TAKE6, 4, Take6Options(), rng, 1)[0]
+    player = BotPlayer("take6", "expert", seed=1)
+    assert isinstance(player.bot, ExpertBot)
+    player.bot.samples = 1
+    threads: list[threading.Thread] = []
+    choose = player.bot.choose
+
+    def spy(game: AnyGame, view: Any, me: int) -> Any:
+        threads.append(threading.current_thread())
+        return choose(game, view, me)
+
+    monkeypatch.setattr(player.bot, "choose", spy)
+    session = SimpleNamespace(game=TAKE6, view=lambda: TAKE6.view(state, seat), me=seat)
+    move = asyncio.run(player.decide(SimpleNamespace(session=session), ()))  # type: ignore[arg-type]
+    assert move in TAKE6.legal_moves(state, seat)
+    assert threads and threads[0] is not threading.main_thread()
+
+
+def test_the_lobby_form_offers_the_bot_levels() -> None:
+    from lanplay.ui.lobby_model import CreateForm
+
+    form = CreateForm("take6", seats=4, bots=2)
+    form.field = form.fields().index("level")
+    assert form.action().bot_kind == "heuristic"  # normal by default
+    form.change(1)
+    assert form.level == "expert" and form.action().bot_kind == "expert"
+    form.change(1)
+    assert form.action().bot_kind == "random"  # easy
