@@ -98,8 +98,11 @@ def run_round(job: tuple[str, int, float]) -> RoundResult:
     game_id, index, budget = job
     players = PLAYERS[game_id]
     seat = index % players
-    baseline_bots: dict[int, Bot] = {s: make_bot(game_id, "heuristic", 1000 * index + s) for s in range(players)}
-    expert_bots = dict(baseline_bots)
+    def heuristic_table() -> dict[int, Bot]:  # fresh bots per table: their random numbers are their own
+        return {s: make_bot(game_id, "heuristic", 1000 * index + s) for s in range(players)}
+
+    baseline_bots = heuristic_table()
+    expert_bots = heuristic_table()
     expert_bots[seat] = ExpertBot(game_id, seed=7_000_000 + index, budget=budget)
     expert_state, times = play_round(game_id, index, expert_bots, seat)
     baseline_state, _ = play_round(game_id, index, baseline_bots, None)
@@ -174,6 +177,9 @@ def report(game_id: str, results: list[RoundResult]) -> list[float]:
         other = sum(r.heuristic_hits for r in results)
         emit("sixth-sense heuristic hit rate at the expert's tables", other / (n * (players - 1)), "rate",
              proportion_ci(other, n * (players - 1)), n)
+        base_points = [r.baseline_table[r.expert_seat] for r in results]
+        emit("sixth-sense heuristic mean points per round (same deals and seats)", mean(base_points), "points",
+             mean_ci(base_points), n)
         points = [r.expert_table[r.expert_seat] for r in results]
         emit("sixth-sense expert mean points per round", mean(points), "points", mean_ci(points), n)
         heuristic = [mean([p for s, p in enumerate(r.expert_table) if s != r.expert_seat]) for r in results]
