@@ -871,7 +871,8 @@ class TableSession:
         return _json_card(self.game.id, code)
 
     def _check_step(self, seat: int, msg: SignedMessage) -> bool | None:
-        """None when the message is for the current step; False when for a later one."""
+        """None when the message is for the current step and this peer is at it; False when it is
+        for a later step, or this peer has not yet reached the point the mover made it at."""
         rd = self.round
         step = msg.body.get("step")
         if self.stage != "play" or rd is None:
@@ -882,18 +883,22 @@ class TableSession:
             return False
         if step < rd.step:
             raise CheatDetected("P-5.1", f"a move for step {step}, which is past (now {rd.step})", seat)
+        if self.game.expected(self.state).phase == "reveal":
+            # The mover saw the late table card open before moving (S-8.3); this peer has not yet
+            # had every seat's key for it. Compared now, the hashes would differ on an honest move.
+            return False
         if msg.body.get("state") != self.state_hash():
             raise CheatDetected("P-2.2", f"seat {seat}'s state hash differs from this table's (desync)", seat)
         return None
 
     def _on_move(self, seat: int, msg: SignedMessage) -> bool:
+        rd = self.round
+        if rd is not None and rd.peeks_owed and seat in rd.peeks_owed.values():
+            return False  # S-6.4: the peeked seat's answer comes first
         if (pending := self._check_step(seat, msg)) is not None:
             return pending
-        rd = self.round
         assert rd is not None
         expected = self.game.expected(self.state)
-        if expected.phase == "reveal" or (rd.peeks_owed and seat in rd.peeks_owed.values()):
-            return False
         if expected.phase != "move" or seat not in expected.seats:
             raise CheatDetected("P-5.1", f"seat {seat} moved out of turn", seat)
         if (self.game.id, expected.kind) in HIDDEN_KINDS:

@@ -109,3 +109,21 @@ def test_a_seat_not_at_the_table_cannot_open_a_session() -> None:
     h = Harness("sixth-sense", 2, seed=1)
     with pytest.raises(Exception, match="no seat"):
         TableSession(h.settings, Identity.generate(), 0.0)
+
+
+def test_late_trump_under_reordering_blames_nobody_issue_13() -> None:
+    # S-8.3 / P-2.2: a move made after the late table card opened may reach a peer that still
+    # waits for another seat's key to it; the move waits there instead of failing the hash check.
+    h = Harness("sixth-sense", 3, {"late_trump": True}, seed=2, faults=Faults(max_delay=0.05))
+    h.run()
+    assert all(s.stage == "over" for s in h.sessions)
+    assert all(not h.blames(seat) for seat in range(3))
+    assert_identical_confirmed_records(h)
+
+
+@pytest.mark.parametrize("seed", range(1, 11))
+def test_late_trump_rounds_under_reordering_blame_nobody(seed: int) -> None:
+    h = Harness("sixth-sense", 3, {"late_trump": True}, seed=seed, faults=Faults(max_delay=0.05))
+    h.run(until_rounds=2)
+    assert all(not h.blames(seat) for seat in range(3)), [h.blames(s) for s in range(3)]
+    assert_identical_confirmed_records(h, rounds=2)
