@@ -197,26 +197,26 @@ def test_deal_hidden_keeps_constraints() -> None:
 # --- hand-made positions -----------------------------------------------------------------------
 
 
-def take6_state(rows: tuple[tuple[int, ...], ...], hands: tuple[tuple[int, ...], ...]) -> Take6State:
+def take6_state(rows: tuple[tuple[int, ...], ...], hands: tuple[tuple[int, ...], ...], logic: bool) -> Take6State:
     out = 0
     for row in rows:
         for card in row:
             out |= 1 << card
     n = len(hands)
     return Take6State(
-        n, Take6Options(), 0, 0, "play", (0,) * n, (0,) * n, rows, hands, tuple(len(h) for h in hands), (),
-        (None,) * n, (), out, 10 - len(hands[0]),
+        n, Take6Options(logic=logic), 0, 0, "play", (0,) * n, (0,) * n, rows, hands, tuple(len(h) for h in hands),
+        (), (None,) * n, (), out, 10 - len(hands[0]),
     )  # fmt: skip
 
 
 def test_take6_plays_the_only_card_that_takes_no_row() -> None:
-    """T-3.4/T-3.5: 5 fits under every row end and takes a row, 15/25/35 would be the sixth card of
-    full rows; only 45 (after 41) is safe."""
-    rows = ((10, 11, 12, 13, 14), (20, 21, 22, 23, 24), (30, 31, 32, 33, 34), (40, 41))
-    hands = ((5, 15, 25, 35, 45), (90, 91, 92, 93, 94), (95, 96, 97, 98, 99), (100, 101, 102, 103, 104))
-    state = take6_state(rows, hands)
+    """T-3.4: 7 would be the sixth card of the full first row; 22 fits after 21. With logic's public
+    hands (T-5.2) the other seat holds 6 and 41: keeping 7 lets its 6 take that row first next turn
+    (T-3.2: lowest first), after which 7 is safe; so 22 now costs nothing at all, 7 now costs 6."""
+    rows = ((1, 2, 3, 4, 5), (20, 21), (30,), (40,))
+    state = take6_state(rows, ((7, 22), (6, 41)), logic=True)
     for seed in range(3):
-        assert ExpertBot("take6", seed=seed, samples=4).choose(TAKE6, TAKE6.view(state, 0), 0) == Take6Play(0, 45)
+        assert ExpertBot("take6", seed=seed, samples=3).choose(TAKE6, TAKE6.view(state, 0), 0) == Take6Play(0, 22)
 
 
 def test_sixth_sense_wins_the_trick_it_needs() -> None:

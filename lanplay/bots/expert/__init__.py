@@ -35,7 +35,6 @@ from engine.api import Game
 DEFAULT_BUDGET = 0.25  # seconds of search per decision
 BUDGET_ENV = "LANPLAY_BOT_BUDGET"
 MAX_BATCHES = 100_000  # a bound for a budget the clock never ends (it always does)
-CONFIDENCE = 1.0  # standard errors by which a move must beat the heuristic's to replace it
 
 AnyGame = Game[Any, Any, Any, Any]
 Card = TypeVar("Card")
@@ -61,6 +60,9 @@ def parse_budget(raw: str, what: str) -> float:
 
 class Searcher(Protocol):
     """What one game tells the search."""
+
+    # standard errors by which a move must beat the heuristic's to replace it (`ExpertBot._pick`)
+    confidence: float
 
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         """The moves worth searching (all of `moves`, or the most promising of many)."""
@@ -220,16 +222,16 @@ class ExpertBot:
             slowest = max(slowest, time.perf_counter() - began)
             batches += 1
         self.last_batches = batches
-        return candidates[self._pick(gain, gain_squares, batches)]
+        return candidates[self._pick(gain, gain_squares, batches, self.searcher.confidence)]
 
     @staticmethod
-    def _pick(gain: list[float], gain_squares: list[float], batches: int) -> int:
+    def _pick(gain: list[float], gain_squares: list[float], batches: int, confidence: float) -> int:
         """The candidate with the best mean gain over the prior, if that gain stands out of the noise
-        (more than CONFIDENCE standard errors); else the prior. Few playouts thus fall back on the
+        (more than `confidence` standard errors); else the prior. Few playouts thus fall back on the
         heuristic instead of on chance, and many let the search overrule it."""
         best = max(range(len(gain)), key=lambda i: (gain[i], -i))
         if best == 0 or batches < 2:
             return 0
         mean = gain[best] / batches
         variance = max(0.0, gain_squares[best] / batches - mean * mean) * batches / (batches - 1)
-        return best if mean > CONFIDENCE * math.sqrt(variance / batches) else 0
+        return best if mean > confidence * math.sqrt(variance / batches) else 0

@@ -17,10 +17,10 @@ from lanplay.bots.expert import deal_hidden
 from lanplay.bots.sixes import SixesBot
 
 NOISE = 0.05  # share of random moves in the playouts
-PER_CARD_LEFT = 0.02
 
 
 class SixesSearcher:
+    confidence = 1.0  # as for 6th Sense: measured better than the plain best mean (bench_bots)
     def __init__(self) -> None:
         self.heuristic = SixesBot(0)
 
@@ -65,4 +65,4 @@ class SixesSearcher:
     def utility(self, state: Any, seat: int) -> float:
         r = state.round
         assert r is not None
-        return (1.0 if r.winner == seat else 0.0) - PER_CARD_LEFT * float(r.hand_sizes[seat])
+        return 1.0 if r.winner == seat else 0.0

@@ -38,7 +38,7 @@ from lanplay.bots.sixth_sense import (
 PREDICTION_CANDIDATES = 6  # predictions searched: the heuristic's nearest ones
 PREDICTION_DRAWS = 3  # a hidden prediction: the best of this many unseen cards for that holding
 NOISE = 0.05  # share of random moves in the playouts
-HIT_BONUS = 4.0  # a hit is worth more than its points: hitting often is what wins games
+HIT_BONUS = 10.0  # a hit is worth more than its points: hitting often is what wins games (tuned by bench_bots)
 
 
 def plays_by_seat(r: Round, players: int) -> list[list[Card]]:
@@ -59,6 +59,7 @@ def plays_by_seat(r: Round, players: int) -> list[list[Card]]:
 
 
 class SixthSenseSearcher:
+    confidence = 1.0  # the prediction and early plays get few worlds: noise must not overrule the heuristic
     def __init__(self) -> None:
         self.heuristic = SixthSenseBot(0)
 
