@@ -3,8 +3,8 @@
 The other hands are dealt from the cards neither on the table nor in this seat's hand, and a
 seat never gets a card it has shown it lacks: a pass proves it held none of the cards playable
 then (X-2.4, `SixesRound.lacks`). A world's round is played out until somebody goes out (X-2.5);
-it is worth 1 to the seat that went out, less a little for every card still in this seat's hand
-(going out nearly is better than being far from it).
+it is worth 1 to the seat that went out, 0 to the others (a small reward per card shed made it
+shed cards instead of holding blockers, and win fewer rounds: bench_bots).
 """
 
 from __future__ import annotations
