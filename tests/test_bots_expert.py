@@ -335,3 +335,21 @@ def test_the_lobby_form_offers_the_bot_levels() -> None:
     assert form.level == "expert" and form.action().bot_kind == "expert"
     form.change(1)
     assert form.action().bot_kind == "random"  # easy
+
+
+def test_the_cli_takes_the_expert_and_its_budget(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lanplay.bots import apply_budget_argument
+    from lanplay.cli import build_parser
+
+    args = build_parser().parse_args(["play", "--bot-kind", "expert", "--bot-budget", "0.1"])
+    assert args.bot_kind == "expert" and args.bot_budget == 0.1
+    monkeypatch.setenv(BUDGET_ENV, "0.25")  # restored after the test
+    apply_budget_argument(args.bot_budget)
+    assert budget_from_env() == 0.1  # every bot this command starts reads it
+    args = build_parser().parse_args(["bot", "--game", "take6", "--kind", "expert", "--host"])
+    assert args.kind == "expert" and args.bot_budget is None
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["play", "--bot-budget", "-1"])
+    assert "--bot-budget" in capsys.readouterr().err
