@@ -91,6 +91,18 @@ class DealLayout:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class PeekDue:
+    """A look at a hidden choice the rules grant (6th Sense S-6.4): after trick `trick`, `peeker`
+    sees `target`'s hidden choice. The table protocol has the target open it privately."""
+
+    trick: int
+    peeker: int
+    target: int
+
+
+HiddenMode = Literal["round", "turn"]
+
 OptionsT = TypeVar("OptionsT")
 StateT = TypeVar("StateT")
 MoveT = TypeVar("MoveT")
@@ -186,6 +198,36 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
 
     @abstractmethod
     def players(self, state: StateT) -> int: ...
+
+    # --- what a table protocol must know about the game ----------------------------------
+    # A peer-to-peer table hides hands and some choices; these say which, so that the protocol
+    # never names a game. Defaults describe a game with no hidden hand at all.
+    def hand_card_fields(self) -> tuple[str, ...]:
+        """Move fields that name a card from the mover's own hand (on a table with hidden hands
+        the protocol carries such a card as a deck position plus every seat's key, P-4.3)."""
+        return ()
+
+    def hidden_choice(self, kind: str) -> HiddenMode | None:
+        """How a move of `kind` is made at a table: None (shown at once), "round" (committed and
+        opened only at the round's end, e.g. 6th Sense predictions), or "turn" (committed, then
+        opened once every owing seat has committed, e.g. 6 nimmt! cards)."""
+        return None
+
+    def hands_public(self, options: OptionsT) -> bool:
+        """True where every hand is public (6 nimmt! logic, T-5.2): a card may then travel by name."""
+        return True
+
+    def peeks_due(self, state: StateT) -> tuple[PeekDue, ...]:
+        """Every look at a hidden choice granted so far this round, in the order granted."""
+        return ()
+
+    def tricks_ended(self, state: StateT) -> int:
+        """How many tricks of the round have ended in `state` (0 for games without tricks)."""
+        return 0
+
+    def card_to_json(self, code: str) -> object:
+        """A card code as this game's moves write it."""
+        return code
 
 
 def require_int(raw: Mapping[str, object], key: str, what: str) -> int:

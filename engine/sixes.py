@@ -286,6 +286,13 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             raise IllegalMove("X-1.4", f"every player starts with {MIN_CHIPS}–{MAX_CHIPS} chips, not {options.chips}")
         return SixesState(players, options, 0, (options.chips,) * players, 0, None, False)
 
+    # what a table protocol must know (engine.api.Game)
+    def hand_card_fields(self) -> tuple[str, ...]:
+        return ("play",)
+
+    def hands_public(self, options: SixesOptions) -> bool:
+        return False
+
     def players(self, state: SixesState) -> int:
         return state.players
 

@@ -15,8 +15,10 @@ from engine.api import (
     Expected,
     FormatError,
     Game,
+    HiddenMode,
     IllegalMove,
     JSONObject,
+    PeekDue,
     check_keys,
     require_bool,
     require_int,
@@ -325,6 +327,23 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if not self.min_players <= players <= self.max_players:
             raise IllegalMove("S-1.3", f"6th Sense is for 2–6 players, not {players}")
         return SixthSenseState(players, options, 0, None, (0,) * players, (), None, False)
+
+    # what a table protocol must know (engine.api.Game)
+    def hand_card_fields(self) -> tuple[str, ...]:
+        return ("play", "predict")
+
+    def hidden_choice(self, kind: str) -> HiddenMode | None:
+        return "round" if kind == "predict" else None  # S-3.4: predictions stay hidden
+
+    def hands_public(self, options: SixthSenseOptions) -> bool:
+        return False
+
+    def peeks_due(self, state: SixthSenseState) -> tuple[PeekDue, ...]:
+        r = state.round
+        return () if r is None else tuple(PeekDue(p.trick, p.peeker, p.target) for p in r.peeks)  # S-6.4
+
+    def tricks_ended(self, state: SixthSenseState) -> int:
+        return 0 if state.round is None else len(state.round.trick_winners)
 
     def players(self, state: SixthSenseState) -> int:
         return state.players

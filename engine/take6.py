@@ -22,6 +22,7 @@ from engine.api import (
     Expected,
     FormatError,
     Game,
+    HiddenMode,
     IllegalMove,
     JSONObject,
     check_keys,
@@ -221,6 +222,19 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
             (None,) * players, (), 0, 0,
         )
+
+    # what a table protocol must know (engine.api.Game)
+    def hand_card_fields(self) -> tuple[str, ...]:
+        return ("play",)
+
+    def hidden_choice(self, kind: str) -> HiddenMode | None:
+        return "turn" if kind == "play" else None  # T-3.1: cards are chosen face down
+
+    def hands_public(self, options: Take6Options) -> bool:
+        return options.logic  # T-5.2
+
+    def card_to_json(self, code: str) -> object:
+        return parse_card_code(code)
 
     def players(self, state: Take6State) -> int:
         return state.players

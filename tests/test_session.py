@@ -94,15 +94,17 @@ def test_malformed_input_is_refused_and_the_game_goes_on() -> None:
     assert len(h.sessions[0].rounds) == 1 and not h.blames(0)
 
 
-def test_unknown_message_kind_from_a_seat_is_ignored_not_fatal() -> None:
-    h = Harness("sixth-sense", 2, seed=4)
+def test_unknown_message_kind_is_refused_before_it_is_chained_and_blamed_on_its_signer() -> None:
+    # I6: a kind this protocol has not is never chained, forwarded or kept; signed for this table
+    # by a seat, it is that seat's fault, which every seat checks from the message itself (I1).
+    h = Harness("sixth-sense", 3, seed=4)
     h.start()
     h.sessions[1]._publish("future.kind", {"hello": 1})
     h.flush(1)
-    h.run(until_rounds=1)
-    refused = [e for e in h.events[0] if isinstance(e, Refused)]
-    assert any("unknown message kind" in e.message and e.sender == 1 for e in refused)
-    assert len(h.sessions[0].rounds) == 1
+    h.run()
+    for seat in (0, 2):
+        assert [(b.seat, b.rule) for b in h.blames(seat)] == [(1, "P-1.3")]
+        assert all(m.kind != "future.kind" for m in h.sessions[seat].tracker.messages(h.settings.seats[1].peer_id))
 
 
 def test_a_seat_not_at_the_table_cannot_open_a_session() -> None:

@@ -42,7 +42,6 @@ from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.session import (
-    HIDDEN_KINDS,
     Blamed,
     Dealt,
     Event,
@@ -313,7 +312,7 @@ class NetTable:
             raise IllegalMove("format", "that move is not one of the moves allowed now")
         kind = self.game.expected(self.session.view()).kind if self.session is not None else ""
         self._hidden_mine[kind] = move
-        if (self.game.id, kind) in HIDDEN_KINDS:  # shown as mine until the table applies it
+        if self.game.hidden_choice(kind) is not None:  # shown as mine until the table applies it
             card: Any = getattr(move, "card", None)
             self.model.recent["my_choice"] = getattr(card, "code", card)
         decision.set_result(move)
@@ -427,7 +426,8 @@ class NetTable:
         try:
             move = game.move_from_json(event.move)
             kind = game.expected(before).kind
-            if event.seat == self.model.my_seat and (game.id, kind) in HIDDEN_KINDS and event.move.get(kind) is None:
+            hidden = game.hidden_choice(kind) is not None
+            if event.seat == self.model.my_seat and hidden and event.move.get(kind) is None:
                 move = self._my_hidden_move(kind, move)  # the session tells only that I chose
             after = game.apply(before, move)
         except RuleError as exc:  # never expected: the session applied the same move; resynchronise

@@ -1,0 +1,266 @@
+"""Issue 9's findings, each written as the attack: a modified `TableSession` at one seat (it signs
+what it crafts with its own key, as a modified client would), the real session everywhere else,
+and the invariant asserted at every honest seat.
+
+I1: no honest seat is blamed. I2: honest seats reach the same verdict, or the same stop with
+nobody convicted. I3: no input raises. I4: every table ends; time away is not withholding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.commitment import commit
+from protocol.encoding import JSONObject
+from protocol.session import CHOICE_TAG, NetworkLost, Send, SignedMessage, Stopped, TableSession
+from protocol.testing import Faults, Harness
+
+MALLORY = 1
+
+
+def honest(h: Harness) -> list[int]:
+    return [s for s in range(len(h.sessions)) if s != MALLORY]
+
+
+def assert_no_honest_seat_blamed(h: Harness) -> None:
+    """I1 at every honest seat, and I2: every honest seat ended the same way."""
+    outcomes = set()
+    for seat in honest(h):
+        blames = h.blames(seat)
+        assert all(b.seat in (None, MALLORY) for b in blames), f"seat {seat} blamed an honest seat: {blames}"
+        stopped = any(isinstance(e, Stopped) for e in h.events[seat])
+        outcomes.add((blames[0].seat, blames[0].rule) if blames else ("stopped" if stopped else h.sessions[seat].stage))
+    assert len(outcomes) == 1, f"honest seats disagree: {outcomes}"
+
+
+def assert_mallory_convicted(h: Harness, rule: str | None = None) -> None:
+    for seat in honest(h):
+        blames = h.blames(seat)
+        assert blames and blames[0].seat == MALLORY, f"seat {seat}: {blames}"
+        if rule is not None:
+            assert blames[0].rule == rule, f"seat {seat}: {blames[0]}"
+
+
+def dealt(h: Harness) -> bool:
+    return all(s.stage == "play" for s in h.sessions)
+
+
+# --- finding 1: framing an honest seat with an old message (I1) --------------------------------
+
+
+class Framer(TableSession):
+    """Keeps the hand keys Alice (seat 0) sent it in round 0 and, in round 1, publishes them as
+    evidence that Alice cheated."""
+
+    kept: SignedMessage | None = None
+
+    def _on_private_keys(self, seat: int, msg: SignedMessage) -> bool:
+        if seat == 0 and self.kept is None:
+            self.kept = msg
+        return super()._on_private_keys(seat, msg)
+
+    def _try_deal(self) -> None:
+        super()._try_deal()
+        rd = self.round
+        if rd is not None and rd.index == 1 and rd.dealt and self.kept is not None and self.stage == "play":
+            evidence = [self.kept.to_json()]
+            self._publish("blame", {"seat": 0, "rule": "P-4.3", "message": "bad keys", "evidence": evidence})
+            self.stage = "ended"
+
+
+def test_an_old_private_message_as_evidence_never_convicts_its_signer() -> None:
+    h = Harness("sixth-sense", 3, seed=61, factories={MALLORY: Framer})
+    h.run()
+    assert_no_honest_seat_blamed(h)
+    assert all(any(isinstance(e, Stopped) for e in h.events[s]) for s in honest(h)), "the table stops, nobody convicted"
+
+
+# --- finding 3: a hand card named without its position and keys (I1, I5) -----------------------
+
+
+class NamesCards(TableSession):
+    def _wire_card(self, card_json: object) -> object:
+        return card_json  # the bare name: a card it may not hold
+
+
+def test_a_bare_card_name_from_a_hidden_hand_is_blamed_on_its_mover() -> None:
+    h = Harness("sixes", 3, {"chips": 1}, seed=62, factories={MALLORY: NamesCards})
+    h.run()
+    assert_mallory_convicted(h, "P-4.3")
+    assert_no_honest_seat_blamed(h)
+
+
+# --- finding 4: a stop for an audit relayed by an honest seat (I1) -----------------------------
+
+
+class WhispersAbort(TableSession):
+    """Asks for an audit without cause, telling only seat 0: seat 0 answers first, the others
+    hear of it through seat 0."""
+
+    def _publish(self, kind: str, body: JSONObject) -> Any:
+        msg = super()._publish(kind, body)
+        if kind == "abort":
+            self._out[-1] = Send(0, msg.to_wire())
+        return msg
+
+    def _try_deal(self) -> None:
+        super()._try_deal()
+        rd = self.round
+        if rd is not None and rd.dealt and not rd.aborting:
+            self._abort_round("P-4.3", "a card opened to nothing (not true)")
+
+
+def test_an_abort_relayed_by_an_honest_seat_is_blamed_on_its_author_only() -> None:
+    h = Harness("sixth-sense", 3, seed=63, faults=Faults(max_delay=0.05), factories={MALLORY: WhispersAbort})
+    h.run()
+    assert_mallory_convicted(h, "P-5.2")
+    assert_no_honest_seat_blamed(h)
+
+
+# --- findings 5 and 6: crafted committed values (I3) -------------------------------------------
+
+
+class CommitsGarbageCard(TableSession):
+    def _card_reference(self, card_json: object) -> JSONObject:
+        return {"card": "zz"}
+
+
+def test_a_committed_card_that_is_no_card_is_blamed_not_raised() -> None:
+    h = Harness("take6", 3, seed=64, factories={MALLORY: CommitsGarbageCard})
+    h.run()  # an exception escaping `receive` fails the test here
+    assert_mallory_convicted(h)
+    assert_no_honest_seat_blamed(h)
+    assert all(h.sessions[s].stage == "ended" for s in honest(h))
+
+
+class CommitsNonObject(TableSession):
+    """Commits its prediction to bytes that are no JSON object; plays on with its real card."""
+
+    def _publish(self, kind: str, body: JSONObject) -> Any:
+        rd = self.round
+        if kind == "commit" and rd is not None and self.game.expected(self.state).kind == "predict":
+            garbage = b"[1, 2, 3]"
+            commitment, opening = commit(CHOICE_TAG, self.settings.table, rd.index, self.me, garbage, b"\x01" * 32)
+            self.hidden_openings[rd.step] = opening
+            body = {**body, "digest": commitment.hex()}
+        return super()._publish(kind, body)
+
+
+def test_a_prediction_committed_to_non_object_bytes_is_blamed_and_the_audit_does_not_stall() -> None:
+    h = Harness("sixth-sense", 3, seed=65, factories={MALLORY: CommitsNonObject})
+    h.run()
+    assert_mallory_convicted(h)
+    assert_no_honest_seat_blamed(h)
+
+
+class SuperscriptStep(TableSession):
+    def _publish(self, kind: str, body: JSONObject) -> Any:
+        if kind == "secrets":
+            body = {**body, "openings": {"\u00b2": {"value": "00", "nonce": "00" * 32}}}
+        return super()._publish(kind, body)
+
+
+def test_a_non_ascii_digit_step_key_is_blamed_not_raised() -> None:
+    # "²".isdigit() is True and int("²") raises: the check is on ASCII digits (I3).
+    h = Harness("sixth-sense", 3, seed=66, factories={MALLORY: SuperscriptStep})
+    h.run()
+    assert_mallory_convicted(h, "P-5.2")
+
+
+# --- finding 7: an evidence-free blame does not buy time (I4) -----------------------------------
+
+
+class StallsWithBlames(TableSession):
+    def _my_shuffle(self) -> None:
+        self._publish("blame", {"seat": 0, "rule": "P-4.2", "message": "no reason", "evidence": []})
+
+
+def test_an_evidence_free_blame_stops_the_table_and_convicts_nobody() -> None:
+    h = Harness("sixth-sense", 3, seed=67, factories={MALLORY: StallsWithBlames})
+    h.run()
+    assert_no_honest_seat_blamed(h)
+    for seat in honest(h):
+        assert h.sessions[seat].stage == "ended", "the table ends (I4)"
+        assert any(isinstance(e, Stopped) for e in h.events[seat])
+
+
+# --- finding 8: a message timed at the limit (I2) -----------------------------------------------
+
+
+class LateToOne(TableSession):
+    """Sends its shuffle to seat 0 only; seat 2 hears of it only through seat 0's gossip."""
+
+    def _my_shuffle(self) -> None:
+        super()._my_shuffle()
+        last = self._out[-1]
+        assert isinstance(last, Send)
+        self._out[-1] = Send(0, last.data)
+
+
+def test_a_step_that_reached_one_seat_in_time_convicts_nobody() -> None:
+    h = Harness("sixth-sense", 3, seed=68, factories={MALLORY: LateToOne})
+    h.start()
+    alice, bob = h.sessions[0], h.sessions[2]
+    h.run(until=lambda h: alice.round is not None and len(alice.round.shuffles) >= 2)
+    # Bob's clock for Mallory's shuffle runs out before Alice's gossip reaches him.
+    late = h.now + h.settings.step_timeout + 1
+    h._route(2, bob.tick(late))
+    assert bob.my_claim is not None and bob.my_claim[0] == MALLORY
+    h.run()
+    assert_no_honest_seat_blamed(h)
+    assert all(not h.blames(s) for s in honest(h)), "one seat's clock convicts nobody"
+
+
+def test_a_step_withheld_from_everyone_is_convicted_on_every_claim() -> None:
+    class Withholder(TableSession):
+        def _my_shuffle(self) -> None:
+            pass
+
+    h = Harness("sixth-sense", 3, seed=69, factories={MALLORY: Withholder})
+    h.run()
+    assert_mallory_convicted(h, "P-5.3")
+    evidence = h.blames(0)[0].evidence
+    assert sorted(e["author"] for e in evidence) == sorted(h.settings.seats[s].peer_id for s in honest(h))
+
+
+# --- finding 9: a seat that comes back; a laptop with no link (I4) ------------------------------
+
+
+def test_time_away_within_the_reconnect_limit_is_not_withholding() -> None:
+    h = Harness("sixth-sense", 3, seed=70)
+    session = h.sessions[0]
+    session.start(0.0)
+    session.drain()
+    session.set_connected(1, False, 0.0)
+    limit = h.settings.step_timeout
+    assert not session.tick(limit * 3), "a disconnected seat is waited for"  # seat 2 connected: see below
+    session.set_connected(2, False, 1.0)
+    events = session.tick(limit * 4)
+    assert any(isinstance(e, NetworkLost) for e in events), "every link down: this laptop lost the network"
+    assert session.my_claim is None
+    session.set_connected(1, True, limit * 5)
+    session.set_connected(2, True, limit * 5)
+    session.tick(limit * 5 + limit / 2)
+    assert session.my_claim is None, "a seat that came back has a fresh limit"
+    session.resumed(limit * 10)
+    session.tick(limit * 10 + limit / 2)
+    assert session.my_claim is None, "after a resume every clock restarts"
+    session.tick(limit * 12)
+    assert session.my_claim is not None, "the fresh limit does run out"
+
+
+def test_receive_tells_the_runner_which_inputs_were_kept() -> None:
+    h = Harness("sixth-sense", 2, seed=71)
+    a, b = h.sessions
+    out = [o for o in b.start(0.0) if isinstance(o, Send)]
+    a.start(0.0)
+    a.receive(1, out[0].data, 0.1)
+    assert a.last_input_kept
+    a.receive(1, out[0].data, 0.2)
+    assert not a.last_input_kept, "a duplicate is not journaled again"
+    a.receive(1, b"garbage", 0.3)
+    assert not a.last_input_kept
+
+
+
+
