@@ -106,7 +106,8 @@ class CreateForm:
         return get_game(self.game_id)
 
     def fields(self) -> list[str]:
-        return ["game", "seats", "bots", "level", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ()))]
+        # the bots' level last: the fields people already know keep their places
+        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level"]
 
     def _defaults(self) -> None:
         game = self.game
