@@ -204,6 +204,9 @@ class SixesRound:
     opener: int | None  # seat that played O6 (X-2.6: it deals next)
     winner: int | None  # seat that went out
     pot_won: int  # chips the winner took from the pot
+    # Per seat, the cards it has shown it does not hold: a pass proves it held none of the cards
+    # playable then, and cards never come back to a hand. Public, like the passes.
+    lacks: tuple[frozenset[Card], ...] = ()  # () until somebody passes
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,8 +444,10 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
                 chips = (*chips[:seat], chips[seat] - 1, *chips[seat + 1 :])
                 pot += 1
             turn = seat + 1 if seat + 1 < n else 0
+            lacks = r.lacks or (frozenset(),) * n
+            lacks = (*lacks[:seat], lacks[seat] | r.playable, *lacks[seat + 1 :])
             new_round = _new_round(
-                r.dealer, r.hands, r.hand_sizes, r.columns, r.playable, turn, r.opener, None, 0
+                r.dealer, r.hands, r.hand_sizes, r.columns, r.playable, turn, r.opener, None, 0, lacks
             )
             return _new_state(n, state.options, state.rounds_started, chips, pot, new_round, False)
         if type(move) is not Play:
@@ -466,12 +471,12 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         playable = (r.playable - _ALONE[card]) | _OPENS[card]
         if size:
             turn = seat + 1 if seat + 1 < n else 0
-            new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0)
+            new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0, r.lacks)
             return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
         # the first player out ends the round and takes the whole pot.
         pot = state.pot
         chips = (*state.chips[:seat], state.chips[seat] + pot, *state.chips[seat + 1 :])
-        new_round = _new_round(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot, r.lacks)
         over = min(chips) == 0
         return _new_state(n, state.options, state.rounds_started, chips, 0, new_round, over)
 
@@ -523,7 +528,7 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         playable = (r.playable - _ALONE[OPENING_CARD]) | _OPENS[OPENING_CARD]
         turn = (seat + 1) % n
         # A hand of one card cannot happen (X-1.3: at least 5 cards each), so O6 never ends the round.
-        new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0, r.lacks)
         return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
 
     def view(self, state: SixesState, seat: int) -> SixesState:
@@ -532,7 +537,7 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             return state
         hands = tuple(h if s == seat else None for s, h in enumerate(r.hands))
         new_round = _new_round(
-            r.dealer, hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won
+            r.dealer, hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
         )
         return _new_state(
             state.players, state.options, state.rounds_started, state.chips, state.pot, new_round, state.over
@@ -649,6 +654,6 @@ def determinize(view: SixesState, seat: int, hands: Mapping[int, Sequence[Card]]
             raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
         full[s] = tuple(sorted(hand, key=CARD_INDEX.__getitem__))
     new_round = _new_round(
-        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won
+        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
     )
     return _new_state(view.players, view.options, view.rounds_started, view.chips, view.pot, new_round, view.over)

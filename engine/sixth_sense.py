@@ -725,10 +725,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if r is None or r.points is not None:
             return state  # between rounds everything of the finished round is public (S-7.1)
         hide_trump = state.options.late_trump and not all(r.predicted)
+        peeked = {peek.target for peek in r.peeks if peek.peeker == seat}  # S-6.4: the peeker saw these
         return replace(state, round=replace(
             r,
             hands=tuple(h if s == seat else None for s, h in enumerate(r.hands)),
-            predictions=tuple(p if s == seat else None for s, p in enumerate(r.predictions)),
+            predictions=tuple(p if s == seat or s in peeked else None for s, p in enumerate(r.predictions)),
             trump=None if hide_trump else r.trump,
         ))
 
