@@ -15,6 +15,7 @@ from lanplay.tables import bot_name
 from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
+from protocol.plan import SeatDraw
 
 NETWORKS = (Network("eth0", "10.20.0.5"), Network("wlan0", "192.168.1.23"), Network("lo", "127.0.0.1"))
 HOST = "127.0.0.1"
@@ -127,7 +128,8 @@ def test_bot_seats_say_whose_laptop_runs_them() -> None:
         "Ann's bot 1 runs on Ann's laptop, which can see its cards.",
         "Bot 9f runs on a laptop of its own: no seat here can see its cards.",
     ]
-    plan = TablePlan("ab" * 16, "take6", {}, tuple(seats))
+    draw = SeatDraw(tuple(s.public_key for s in seats), (), ())
+    plan = TablePlan("ab" * 16, "take6", {}, tuple(seats), draw)
     assert TablePlan.from_json(plan.to_json()) == plan
     # A table without bots keeps the JSON (and so the table id) it had before bot seats were marked.
     assert "bot" not in _seat(ann, "Ann").to_json()
