@@ -13,6 +13,7 @@ from pathlib import Path
 from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
+from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from lanplay.ui.lobby_screen import lobby_command
 
             return lobby_command(args.top_name, args.top_lang, None)
+        apply_budget_argument(getattr(args, "bot_budget", None))
         result: int = args.run(args)
     except (CommandError, DiscoveryError, StoreError) as exc:
         # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
@@ -88,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", action="append", default=[], metavar="KEY=VALUE",
         help="a table option, repeatable, e.g. --option target=20 (the keys of each game are listed below)",
     )  # fmt: skip
-    play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic",
-                      help="how the bots play (default: heuristic)")
+    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic",
+                      help="how the bots play: random (easy), heuristic (normal), expert (default: heuristic)")
+    add_budget_argument(play)
     play.add_argument(
         "--record", type=Path,
         help="also copy the game record here (it is saved in the data directory's records/; with --plain or "

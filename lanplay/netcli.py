@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.games import all_games, get_game
+from lanplay.bots import BOT_KINDS, add_budget_argument
 from lanplay.describe import bot_lines
 from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, fetch_lobby_id
 from lanplay.network import network_in_use, toward
@@ -70,7 +71,8 @@ def add_network_commands(sub: Any) -> None:
     where.add_argument("--table", metavar="ID", help="the advertised table id to join")
     where.add_argument("--host", action="store_true", help="host a table instead of joining one")
     bot.add_argument("--seats", type=int, default=4, help="with --host: seats at the table")
-    bot.add_argument("--kind", choices=["heuristic", "random"], default="heuristic")
+    bot.add_argument("--kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
+    add_budget_argument(bot)
     _option_argument(bot)
     bot.add_argument(
         "--delay", type=float, default=None,

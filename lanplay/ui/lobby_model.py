@@ -18,6 +18,7 @@ from typing import Any
 from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
+from lanplay.bots import BOT_KINDS
 from lanplay.discovery import TableAdvert
 from lanplay.network import Network
 from lanplay.tables import PROTOCOL_VERSION
@@ -58,6 +59,7 @@ class Create:
     options: JSONObject
     seats: int
     bots: int
+    bot_kind: str = "heuristic"  # a kind of lanplay.bots.BOT_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,7 @@ class CreateForm:
     game_id: str = GAME_ORDER[0]
     seats: int = 4
     bots: int = 0
+    level: str = "heuristic"  # the bots' kind: easy = random, normal = heuristic, expert (BOT_KINDS)
     values: dict[str, object] = field(default_factory=dict)
     field: int = 0
 
@@ -119,7 +122,8 @@ class CreateForm:
         return get_game(self.game_id)
 
     def fields(self) -> list[str]:
-        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ()))]
+        # the bots' level last: the fields people already know keep their places
+        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level"]
 
     def _defaults(self) -> None:
         game = self.game
@@ -144,6 +148,8 @@ class CreateForm:
             self.bots = min(self.bots, self.seats - 1)
         elif name == "bots":
             self.bots = max(0, min(self.seats - 1, self.bots + delta))
+        elif name == "level":
+            self.level = BOT_KINDS[(BOT_KINDS.index(self.level) + delta) % len(BOT_KINDS)]
         else:
             key = name.removeprefix("opt:")
             choices = dict(FORM_OPTIONS[self.game_id])[key]
@@ -161,7 +167,7 @@ class CreateForm:
         return game.options_to_json(game.options_from_json(dict(self.values)))
 
     def action(self) -> Create:
-        return Create(self.game_id, self.options_json(), self.seats, self.bots)
+        return Create(self.game_id, self.options_json(), self.seats, self.bots, self.level)
 
 
 class LobbyModel:

@@ -153,7 +153,7 @@ def _form(model: LobbyModel, width: int) -> Lines:
     form = model.form
     assert form is not None
     lines: Lines = [text_line(model.text("form_title"), "class:label"), text_line("")]
-    labels = {"game": "form_game", "seats": "form_seats", "bots": "form_bots"}
+    labels = {"game": "form_game", "seats": "form_seats", "bots": "form_bots", "level": "form_level"}
     for index, name in enumerate(form.fields()):
         if name == "game":
             value = game_title(model.lang, form.game_id)
@@ -161,6 +161,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
             value = f"{form.seats}  ({form.game.min_players}–{form.game.max_players})"
         elif name == "bots":
             value = str(form.bots)
+        elif name == "level":
+            value = model.text(f"level_{form.level}")
         else:
             value = _value_text(model, form.values[name.removeprefix("opt:")])
         label = model.text(labels.get(name, f"form_opt_{name.removeprefix('opt:')}"))
@@ -474,7 +476,7 @@ def _table_for(
         players = [name, *(bot_name(i, name) for i in range(1, action.bots + 1))]
         model = TableModel(get_game(action.game), players, 0, lang)
         table = NetTable(model, **common).host(
-            options=action.options, seats=action.seats, bots=action.bots, advertise=True
+            options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind
         )
         return model, table
     if isinstance(action, Join):
