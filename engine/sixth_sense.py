@@ -7,7 +7,7 @@ the current round lives in `Round` and stays readable after the round ends (unti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from engine.api import (
@@ -24,6 +24,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
+from engine.fastvalue import fast_constructor, lookup_all
 
 # S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
 COLOURS = ("R", "Y", "G", "B", "P")
@@ -75,16 +76,39 @@ _CARDS_BY_CODE: dict[str, Card] = {card.code: card for card in _INTERNED.values(
 
 def hand_order(card: Card) -> tuple[int, int]:
     """Hands are shown sorted by colour (deck order R Y G B P), then value."""
-    return COLOURS.index(card.colour), card.value
+    return _HAND_ORDER[card]
 
 
 def deck_for(players: int) -> tuple[Card, ...]:
     """The game's cards in canonical order (S-1.1; S-2.1 without Purple for 2 players)."""
+    return _DECKS[2 if players == 2 else 3]
+
+
+def _make_deck(players: int) -> tuple[Card, ...]:
     colours = [c for c in COLOURS if not (players == 2 and c == TWO_PLAYER_REMOVED)]
     return tuple(_CARDS_BY_CODE[f"{c}{v}"] for c in colours for v in VALUES)
 
 
-_DECK_SETS = {players: frozenset(deck_for(players)) for players in (2, 3)}
+# Tables made once: dealing and sorting hands look cards up instead of recomputing.
+_DECKS = {players: _make_deck(players) for players in (2, 3)}
+_DECK_SETS = {players: frozenset(deck) for players, deck in _DECKS.items()}
+_DECK_CODES = {players: tuple(card.code for card in deck) for players, deck in _DECKS.items()}
+_HAND_ORDER: dict[Card, tuple[int, int]] = {
+    card: (COLOURS.index(card.colour), card.value) for card in _INTERNED.values()
+}
+_OF_COLOUR: dict[str, frozenset[Card]] = {
+    colour: frozenset(card for card in _INTERNED.values() if card.colour == colour) for colour in COLOURS
+}
+_BLOCK_CARDS = frozenset(card for card in _INTERNED.values() if card.value == BLOCK)
+
+
+# Hand order (`hand_order`) is canonical deck order: hands are sorted by position in the deck.
+_BY_POSITION: tuple[Card, ...] = _DECKS[3]
+_POSITION: dict[Card, int] = {card: index for index, card in enumerate(_BY_POSITION)}
+
+
+def _sorted_hand(hand: Sequence[Card]) -> tuple[Card, ...]:
+    return tuple(map(_BY_POSITION.__getitem__, sorted(map(_POSITION.__getitem__, hand))))
 
 
 def _in_deck(card: Card, players: int) -> bool:
@@ -181,6 +205,13 @@ class SixthSenseState:
     round_points: tuple[tuple[int, ...], ...]
     round: Round | None
     over: bool
+    # Caches of what `expected` and `legal_moves` derive from the fields above, filled at most once
+    # per state: never compared, hashed or printed, not part of the value.
+    _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
+
+
+# Fills a cache field of a frozen state (the value itself is unchanged: see the field comment).
+_remember = object.__setattr__
 
 
 # --- pure rule helpers (shared with bots and UI) -----------------------------------------
@@ -192,6 +223,11 @@ def required_colour(trick: Sequence[Play]) -> str | None:
     A blocked led card hands the choice to the next card after the block (S-6.1)."""
     if not trick:
         return None
+    for play in trick:
+        if play.block is not None:
+            break
+    else:  # no block: the common case, decided without searching for a target
+        return trick[0].card.colour
     block_index, target_index = _block_in(trick)
     if target_index == 0:
         if block_index == len(trick) - 1:
@@ -232,24 +268,21 @@ def trick_winner(trick: Sequence[Play], trump: str | None) -> tuple[int | None, 
             led = counting[0].card.colour if counting else None
     if not counting:
         return None, counting, led
-    reversed_order = sum(1 for p in counting if p.card.value == REVERSAL) % 2 == 1
-
-    def card_class(play: Play) -> int:
-        colour = play.card.colour
-        if trump is not None and colour == trump:
-            return 2
-        return 1 if colour == led else 0
-
-    if not reversed_order:
-        best_class = max(card_class(p) for p in counting)
-        candidates = [p for p in counting if card_class(p) == best_class]
-        winner = max(candidates, key=lambda p: p.value)
-        return winner.seat, counting, led
-    lowest_class = min(card_class(p) for p in counting)
-    candidates = [p for p in counting if card_class(p) == lowest_class]
-    lowest = min(p.value for p in candidates)
-    # S-6.2: of equally low cards the last played wins
-    winner = [p for p in candidates if p.value == lowest][-1]
+    reversed_order = False
+    for play in counting:
+        if play.card.value == REVERSAL:
+            reversed_order = not reversed_order
+    # One pass over (class, value): trump 2, led colour 1, other 0 (S-4.5). Normal order: the
+    # highest wins, the first of equals; reversed (S-6.2): the lowest wins, the last of equals.
+    winner = counting[0]
+    best_key = (-1, 0) if not reversed_order else (3, 0)
+    for play in counting:
+        card = play.card
+        colour = card.colour
+        value = card.value if play.as_value is None else play.as_value
+        key = (2 if colour == trump else 1 if colour == led else 0, value)
+        if key > best_key if not reversed_order else key <= best_key:
+            winner, best_key = play, key
     return winner.seat, counting, led
 
 
@@ -321,16 +354,8 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         return (state.first_dealer + state.rounds_started) % state.players  # S-2.5
 
     def layout(self, state: SixthSenseState, dealer: int) -> DealLayout:
-        n = state.players
-        size = HAND_SIZE[n]
-        deck = tuple(card.code for card in deck_for(n))
-        hands = tuple(tuple(range(seat * size, (seat + 1) * size)) for seat in range(n))
-        trump_position = (n * size,)  # S-2.4: the top card of the stock
-        if state.options.beginner:  # S-8.1: no card is turned
-            return DealLayout(deck, hands)
-        if state.options.late_trump:  # S-8.3
-            return DealLayout(deck, hands, late_table=trump_position)
-        return DealLayout(deck, hands, table=trump_position)
+        options = state.options
+        return _LAYOUTS[state.players, options.beginner, options.late_trump and not options.beginner]
 
     def deal_from_cards(self, state: SixthSenseState, dealer: int, cards: Sequence[str | None]) -> Deal:
         layout = self.layout(state, dealer)
@@ -339,7 +364,13 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         hands: list[tuple[Card, ...] | None] = []
         for positions in layout.hands:
             codes = [cards[p] for p in positions]
-            hands.append(None if None in codes else tuple(Card.parse(c) for c in codes))
+            if None in codes:
+                hands.append(None)
+                continue
+            try:
+                hands.append(tuple(map(_CARDS_BY_CODE.__getitem__, codes)))  # type: ignore[arg-type]
+            except (KeyError, TypeError):
+                hands.append(tuple(Card.parse(c) for c in codes))  # raises, naming the bad code
         trump: Card | None = None
         turned = layout.table or layout.late_table
         if turned and cards[turned[0]] is not None:
@@ -379,12 +410,16 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             )
         if len(deal.hands) != n or len(deal.hand_sizes) != n:
             raise IllegalMove("S-2.3", f"{n} players need {n} hands, the deal has {len(deal.hands)}")
-        deck = set(deck_for(n))
+        deck = _DECK_SETS[2 if n == 2 else 3]
         seen: set[Card] = set()
         for seat, hand in enumerate(deal.hands):
             if deal.hand_sizes[seat] != HAND_SIZE[n] or (hand is not None and len(hand) != HAND_SIZE[n]):
                 message = f"with {n} players each hand holds {HAND_SIZE[n]} cards; seat {seat}'s does not"
                 raise IllegalMove("S-2.3", message, seat)
+            cards = frozenset(hand or ())
+            if len(cards) == len(hand or ()) and cards <= deck and seen.isdisjoint(cards):
+                seen |= cards  # the common case, checked as sets; else card by card for the message
+                continue
             for card in hand or ():
                 if card not in deck:
                     raise IllegalMove("S-2.1", f"{card.code} is not in the {n}-player deck", seat)
@@ -401,7 +436,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         leader = (deal.dealer + 1) % n  # S-2.5
         round_ = Round(
             dealer=deal.dealer,
-            hands=tuple(tuple(sorted(h, key=hand_order)) if h is not None else None for h in deal.hands),
+            hands=tuple(_sorted_hand(h) if h is not None else None for h in deal.hands),
             hand_sizes=deal.hand_sizes,
             trump=deal.trump,
             predicted=(False,) * n,
@@ -417,79 +452,102 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             points=None,
         )
         first = state.first_dealer if state.first_dealer is not None else deal.dealer
-        return replace(state, round=round_, rounds_started=state.rounds_started + 1, first_dealer=first)
+        return _new_state(
+            n, state.options, state.rounds_started + 1, first, state.totals, state.round_points, round_, state.over
+        )
 
     # play
     def expected(self, state: SixthSenseState) -> Expected:
+        expected = state._expected
+        if expected is None:
+            expected = self._expected(state)
+            _remember(state, "_expected", expected)
+        return expected
+
+    def _expected(self, state: SixthSenseState) -> Expected:
         r = state.round
         if (  # the common case first: a card to play
             r is not None
             and r.split_owed is None
             and r.points is None
-            and r.trump is not None
-            and any(r.hand_sizes)
+            and (r.trump is not None or state.options.beginner or not state.options.late_trump)
             and all(r.predicted)
+            and any(r.hand_sizes)
         ):
             return _PLAY_EXPECTED[(r.leader + len(r.trick)) % state.players]
         if state.over:
-            return Expected("over")
+            return _EXPECT_OVER
         if r is None or r.points is not None:
-            return Expected("deal")
+            return _EXPECT_DEAL
         if not all(r.predicted):
             return Expected("move", tuple(s for s in range(state.players) if not r.predicted[s]), "predict")
         if r.trump is None and state.options.late_trump and not state.options.beginner:
-            return Expected("reveal")
+            return _EXPECT_REVEAL
         if r.split_owed is not None:
-            return Expected("move", (r.split_owed,), "split")
+            return _SPLIT_EXPECTED[r.split_owed]
         if any(r.hand_sizes):
-            return Expected("move", ((r.leader + len(r.trick)) % state.players,), "play")
-        return Expected("audit")  # all cards played, but some prediction is unknown to this peer
+            return _PLAY_EXPECTED[(r.leader + len(r.trick)) % state.players]
+        return _EXPECT_AUDIT  # all cards played, but some prediction is unknown to this peer
 
     def legal_moves(self, state: SixthSenseState, seat: int) -> tuple[Move, ...]:
         r = state.round
-        expected = self.expected(state)
+        expected = state._expected or self.expected(state)
         if r is None or expected.phase != "move" or seat not in expected.seats:
             return ()
         hand = r.hands[seat]
         if hand is None:
             raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
-        if expected.kind == "predict":
-            return tuple(Predict(seat, card) for card in hand)
-        if expected.kind == "split":
-            return (Split(seat, True), Split(seat, False))
-        colour = required_colour(r.trick)
-        playable = hand
-        if colour is not None:
-            following = tuple(c for c in hand if c.colour == colour)
-            if following:
-                playable = following
-        can_block = bool(r.trick) and all(p.block is None for p in r.trick)
-        moves: list[Move] = []
-        for card in playable:
-            moves.extend(_plain_plays(seat, card))
-            if card.value == BLOCK and can_block:
-                moves.extend(Play(seat, card, None, p.card) for p in r.trick)
-        return tuple(moves)
+        kind = expected.kind
+        colour = None
+        moves: tuple[Move, ...]
+        if kind == "predict":
+            moves = lookup_all(_PREDICTS[seat], hand)
+        elif kind == "split":
+            moves = _SPLITS[seat]
+        else:
+            trick = r.trick
+            playable = hand
+            if trick:
+                colour = required_colour(trick)
+                if colour is not None:  # S-4.2: follow the led colour if possible
+                    following = tuple(filter(_OF_COLOUR[colour].__contains__, hand))
+                    if following:
+                        playable = following
+            if _SPECIAL_CARDS.isdisjoint(playable):  # the common case: one play per card
+                moves = lookup_all(_SINGLE_PLAYS[seat], playable)
+            else:
+                plain = _PLAIN_BY_SEAT[seat]
+                can_block = bool(trick) and all(p.block is None for p in trick)
+                found: list[Move] = []
+                for card in playable:
+                    found.extend(plain[card])
+                    if can_block and card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
+                        found.extend(_block_play(seat, card, p.card) for p in trick)
+                moves = tuple(found)
+        return moves
 
     def apply(self, state: SixthSenseState, move: Move) -> SixthSenseState:
         r = state.round
-        expected = self.expected(state)
+        expected = state._expected or self.expected(state)
         if r is None or expected.phase != "move":
             rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
             raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
         if not 0 <= move.seat < state.players:
             raise IllegalMove("S-1.3", f"seat {move.seat} is not at this table", move.seat)
-        if isinstance(move, Predict):
-            return self._predict(state, r, expected, move)
+        if isinstance(move, Play):  # the common case first
+            return self._play(state, r, expected, move)
         if isinstance(move, Split):
             if expected.kind != "split" or move.seat != r.split_owed:
                 raise IllegalMove("S-6.5", f"seat {move.seat} has no trick to split now", move.seat)
-            return self._after_trick(state, replace(
-                r,
-                split_owed=None,
-                tricks=_bump(r.tricks, move.seat, 1) if move.split else r.tricks,
-            ))
-        return self._play(state, r, expected, move)
+            return self._split(state, r, move)
+        return self._predict(state, r, expected, move)
+
+    def _split(self, state: SixthSenseState, r: Round, move: Split) -> SixthSenseState:
+        tricks = _bump(r.tricks, move.seat, 1) if move.split else r.tricks
+        return self._after_trick(state, _new_round(
+            r.dealer, r.hands, r.hand_sizes, r.trump, r.predicted, r.predictions, r.leader, r.trick,
+            r.trick_winners, tricks, None, r.voids, r.played, r.peeks, r.points,
+        ))
 
     def _predict(self, state: SixthSenseState, r: Round, expected: Expected, move: Predict) -> SixthSenseState:
         seat = move.seat
@@ -499,23 +557,23 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             raise IllegalMove("S-3.1", "predictions are made before the first card is played", seat)
         if r.predicted[seat]:
             raise IllegalMove("S-3.1", f"seat {seat} has already chosen a prediction card", seat)
-        hands = r.hands
-        hand = hands[seat]
+        hand = r.hands[seat]
         if move.card is None:
             if hand is not None:
                 raise IllegalMove("S-3.1", "a prediction needs a card from the hand", seat)
         elif hand is not None:
             if move.card not in hand:
                 raise IllegalMove("S-3.2", f"{move.card.code} is not in seat {seat}'s hand", seat)
-            hands = _replace_at(hands, seat, _without(hand, move.card))
         else:
             self._check_unseen(state, r, seat, move.card, "S-3.2")
-        return replace(state, round=replace(
-            r,
-            hands=hands,
-            hand_sizes=_bump(r.hand_sizes, seat, -1),
-            predicted=_replace_at(r.predicted, seat, True),
-            predictions=_replace_at(r.predictions, seat, move.card),
+        card = move.card
+        hands = r.hands
+        if hand is not None and card is not None:
+            hands = _replace_at(hands, seat, _without(hand, card))
+        return _with_round(state, _new_round(
+            r.dealer, hands, _bump(r.hand_sizes, seat, -1), r.trump, _replace_at(r.predicted, seat, True),
+            _replace_at(r.predictions, seat, card), r.leader, r.trick, r.trick_winners, r.tricks,
+            r.split_owed, r.voids, r.played, r.peeks, r.points,
         ))
 
     def _check_unseen(self, state: SixthSenseState, r: Round, seat: int, card: Card, rule: str) -> None:
@@ -533,9 +591,9 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
 
     def _play(self, state: SixthSenseState, r: Round, expected: Expected, move: Play) -> SixthSenseState:
         seat, card = move.seat, move.card
-        if expected.kind == "predict":
-            raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
-        if expected.kind == "split":
+        if expected.kind != "play":
+            if expected.kind == "predict":
+                raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
             raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
         if seat not in expected.seats:
             raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
@@ -552,68 +610,82 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 raise IllegalMove("S-6.3", f"the 6/9 card {card.code} must be declared 6 or 9", seat)
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
+        trick = r.trick
         if move.block is not None:
             if card.value != BLOCK:
                 raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
-            if not r.trick:
+            if not trick:
                 raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
-            if any(p.block is not None for p in r.trick):
+            if any(p.block is not None for p in trick):
                 raise IllegalMove("S-6.1", "at most one block per trick", seat)
-            if all(p.card != move.block for p in r.trick):
+            if all(p.card != move.block for p in trick):
                 raise IllegalMove("S-6.1", f"{move.block.code} has not been played in this trick", seat)
-        colour = required_colour(r.trick)
-        voids = r.voids
+        colour = required_colour(trick) if trick else None
+        lacks = None  # the colour this play shows the seat has none of (S-4.2)
         if colour is not None and card.colour != colour:
-            if hand is not None and any(c.colour == colour for c in hand):
+            if hand is not None and not _OF_COLOUR[colour].isdisjoint(hand):
                 holds = " ".join(c.code for c in hand if c.colour == colour)
                 raise IllegalMove("S-4.2", f"must follow the led colour {colour}: holds {holds}", seat)
-            voids = _replace_at(voids, seat, voids[seat] | {colour})
-        if card.colour in r.voids[seat]:
+            lacks = colour
+        voids = r.voids
+        if card.colour in voids[seat]:
             message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
             raise IllegalMove("S-4.2", message, seat)
-        new_hand = _without(hand, card) if hand is not None else None
-        trick = (*r.trick, move)
-        # Built field by field: this is the hot path of every playout, and replace() is slow.
-        r = Round(
-            r.dealer,
-            _replace_at(r.hands, seat, new_hand),
-            _bump(r.hand_sizes, seat, -1),
-            r.trump,
-            r.predicted,
-            r.predictions,
-            r.leader,
-            trick,
-            r.trick_winners,
-            r.tricks,
-            r.split_owed,
-            voids,
-            (*r.played, card),
-            r.peeks,
-            r.points,
-        )
+        if lacks is not None:
+            voids = _replace_at(voids, seat, voids[seat] | {lacks})
+        # Lists, not tuple slicing: this is the hot path of every playout.
+        hands = list(r.hands)
+        if hand is not None:
+            index = hand.index(card)
+            hands[seat] = hand[:index] + hand[index + 1 :]
+        sizes = list(r.hand_sizes)
+        sizes[seat] -= 1
+        trick += (move,)
         if len(trick) < state.players:
-            return _with_round(state, r)
-        return self._finish_trick(state, r)
+            return _new_state(
+                state.players, state.options, state.rounds_started, state.first_dealer, state.totals,
+                state.round_points,
+                _new_round(
+                    r.dealer, tuple(hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
+                    r.trick_winners, r.tricks, r.split_owed, voids, (*r.played, card), r.peeks, r.points,
+                ),
+                state.over,
+            )
+        return self._finish_trick(state, r, tuple(hands), tuple(sizes), trick, voids, (*r.played, card))
 
-    def _finish_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
+    def _finish_trick(
+        self,
+        state: SixthSenseState,
+        r: Round,
+        hands: tuple[tuple[Card, ...] | None, ...],
+        sizes: tuple[int, ...],
+        trick: tuple[Play, ...],
+        voids: tuple[frozenset[str], ...],
+        played: tuple[Card, ...],
+    ) -> SixthSenseState:
+        """The round after the last card of `trick` (the other fields as they are in `r`)."""
         trump = r.trump.colour if r.trump is not None and not state.options.beginner else None
-        winner, counting, _ = trick_winner(r.trick, trump)
-        trick_index = len(r.trick_winners)
+        winner, counting, _ = trick_winner(trick, trump)
         if winner is None:  # S-6.1: a 2-player block removes every card; the same leader leads again
-            return self._after_trick(state, replace(r, trick=(), trick_winners=(*r.trick_winners, None)))
+            return self._after_trick(state, _new_round(
+                r.dealer, hands, sizes, r.trump, r.predicted, r.predictions, r.leader, (), (*r.trick_winners, None),
+                r.tricks, r.split_owed, voids, played, r.peeks, r.points,
+            ))
         peeks = r.peeks
-        lead = r.trick[0]
+        lead = trick[0]
         if lead.card.value == PEEK and lead in counting and winner != lead.seat:  # S-6.4
-            peeks = (*peeks, Peek(trick_index, lead.seat, winner))
-        split_owed = winner if any(p.card.value == DOUBLE for p in counting) else None  # S-6.5
-        return self._after_trick(state, replace(
-            r,
-            trick=(),
-            leader=winner,  # S-4.6
-            trick_winners=(*r.trick_winners, winner),
-            tricks=_bump(r.tricks, winner, 1),
-            split_owed=split_owed,
-            peeks=peeks,
+            peeks = (*peeks, Peek(len(r.trick_winners), lead.seat, winner))
+        split_owed = None
+        for play in counting:  # S-6.5
+            if play.card.value == DOUBLE:
+                split_owed = winner
+                break
+        tricks = r.tricks
+        return self._after_trick(state, _new_round(
+            r.dealer, hands, sizes, r.trump, r.predicted, r.predictions,
+            winner,  # S-4.6
+            (), (*r.trick_winners, winner), (*tricks[:winner], tricks[winner] + 1, *tricks[winner + 1 :]),
+            split_owed, voids, played, peeks, r.points,
         ))
 
     def _after_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
@@ -621,7 +693,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             return _with_round(state, r)
         predictions = r.predictions
         if any(p is None for p in predictions):
-            return replace(state, round=r)  # phase "audit": the scores need every prediction
+            return _with_round(state, r)  # phase "audit": the scores need every prediction
         beginner = state.options.beginner
         points = tuple(round_score(p, t, beginner) for p, t in zip(predictions, r.tricks, strict=True) if p is not None)
         totals = tuple(a + b for a, b in zip(state.totals, points, strict=True))
@@ -653,10 +725,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if r is None or r.points is not None:
             return state  # between rounds everything of the finished round is public (S-7.1)
         hide_trump = state.options.late_trump and not all(r.predicted)
+        peeked = {peek.target for peek in r.peeks if peek.peeker == seat}  # S-6.4: the peeker saw these
         return replace(state, round=replace(
             r,
             hands=tuple(h if s == seat else None for s, h in enumerate(r.hands)),
-            predictions=tuple(p if s == seat else None for s, p in enumerate(r.predictions)),
+            predictions=tuple(p if s == seat or s in peeked else None for s, p in enumerate(r.predictions)),
             trump=None if hide_trump else r.trump,
         ))
 
@@ -749,20 +822,56 @@ def _replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     return (*values[:index], value, *values[index + 1 :])
 
 
+# Immutable moves and expectations are made once, not in the hot path of every playout.
 _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
-_PLAIN_PLAYS: dict[tuple[int, Card], tuple[Play, ...]] = {}
+_SPLIT_EXPECTED = tuple(Expected("move", (seat,), "split") for seat in range(6))
+_EXPECT_OVER = Expected("over")
+_EXPECT_DEAL = Expected("deal")
+_EXPECT_REVEAL = Expected("reveal")
+_EXPECT_AUDIT = Expected("audit")
+_PREDICTS: tuple[dict[Card, Predict], ...] = tuple(
+    {card: Predict(seat, card) for card in _INTERNED.values()} for seat in range(6)
+)
+_SPLITS: tuple[tuple[Split, Split], ...] = tuple((Split(seat, True), Split(seat, False)) for seat in range(6))
+# The non-blocking plays of each card by each seat: both declarations of the 6/9 card (S-6.3).
+_PLAIN_BY_SEAT: tuple[dict[Card, tuple[Play, ...]], ...] = tuple(
+    {
+        card: (Play(seat, card, 6), Play(seat, card, 9)) if card.value == SIX_NINE else (Play(seat, card),)
+        for card in _INTERNED.values()
+    }
+    for seat in range(6)
+)
+_LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
+for _players, _size in HAND_SIZE.items():
+    _hands = tuple(tuple(range(seat * _size, (seat + 1) * _size)) for seat in range(_players))
+    _trump_position = (_players * _size,)  # S-2.4: the top card of the stock
+    _deck_codes = _DECK_CODES[2 if _players == 2 else 3]
+    _LAYOUTS[_players, True, False] = DealLayout(_deck_codes, _hands)  # S-8.1 beginner: no card is turned
+    _LAYOUTS[_players, False, True] = DealLayout(_deck_codes, _hands, late_table=_trump_position)  # S-8.3
+    _LAYOUTS[_players, False, False] = DealLayout(_deck_codes, _hands, table=_trump_position)
+_new_round = fast_constructor(Round)
+_new_state = fast_constructor(SixthSenseState)
+
+
+# The play of each card that has one play only (no 6/9 card, no block).
+_SINGLE_PLAYS: tuple[dict[Card, Play], ...] = tuple(
+    {card: plays[0] for card, plays in by_card.items() if len(plays) == 1} for by_card in _PLAIN_BY_SEAT
+)
+_SPECIAL_CARDS = frozenset(card for card in _INTERNED.values() if card.value in (BLOCK, SIX_NINE))
+_BLOCK_PLAYS: dict[tuple[int, Card, Card], Play] = {}
+
+
+def _block_play(seat: int, card: Card, target: Card) -> Play:
+    """S-6.1: `card` (a 0) played to block `target`; made once per combination."""
+    play = _BLOCK_PLAYS.get((seat, card, target))
+    if play is None:
+        play = _BLOCK_PLAYS[seat, card, target] = Play(seat, card, None, target)
+    return play
 
 
 def _plain_plays(seat: int, card: Card) -> tuple[Play, ...]:
-    """The non-blocking plays of `card` (both declarations of the 6/9 card, S-6.3), made once."""
-    plays = _PLAIN_PLAYS.get((seat, card))
-    if plays is None:
-        if card.value == SIX_NINE:
-            plays = (Play(seat, card, 6), Play(seat, card, 9))
-        else:
-            plays = (Play(seat, card),)
-        _PLAIN_PLAYS[seat, card] = plays
-    return plays
+    """The non-blocking plays of `card` (both declarations of the 6/9 card, S-6.3)."""
+    return _PLAIN_BY_SEAT[seat][card]
 
 
 def _without(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
@@ -771,7 +880,7 @@ def _without(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
 
 
 def _with_round(state: SixthSenseState, r: Round) -> SixthSenseState:
-    return SixthSenseState(
+    return _new_state(
         state.players,
         state.options,
         state.rounds_started,
@@ -788,3 +897,76 @@ def _bump(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:
 
 
 SIXTH_SENSE = SixthSense()
+
+
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: SixthSenseState, seat: int) -> tuple[Card, ...]:
+    """The cards `seat` cannot place from its view, in deck order: the other hands, the other seats'
+    hidden prediction cards, a trump not yet turned (S-8.3) and the stock. What a search samples
+    `determinize`'s hidden cards from (the seat's own knowledge, e.g. a peek, narrows it further)."""
+    r = view.round
+    if r is None:
+        return ()
+    seen: set[Card] = set(r.played)
+    for hand in r.hands:
+        seen.update(hand or ())
+    seen.update(card for card in r.predictions if card is not None)
+    if r.trump is not None:
+        seen.add(r.trump)
+    return tuple(card for card in deck_for(view.players) if card not in seen)
+
+
+def determinize(
+    view: SixthSenseState,
+    seat: int,
+    hands: Mapping[int, Sequence[Card]],
+    predictions: Mapping[int, Card] | None = None,
+    trump: Card | None = None,
+) -> SixthSenseState:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once its hidden cards are
+    assigned: `hands[s]` for every seat whose hand the view lacks (exactly `hand_sizes[s]` cards),
+    `predictions[s]` for every seat that has predicted without the view knowing its card (S-3.4),
+    and `trump` when the view has not seen it turned (S-8.3 late trump), else None. A hand holds
+    no card of a colour its seat has shown it lacks (`Round.voids`, S-4.2).
+
+    For a search (information-set Monte Carlo): sample the assignment from `unseen_cards`, then
+    play on the result with `legal_moves` / `apply` like any state. Every assigned card must be
+    unseen by `seat`, none twice; FormatError names what is wrong. Cheap: one new round."""
+    r = view.round
+    if r is None or r.points is not None:
+        if hands or predictions or trump is not None:
+            raise FormatError("determinize: no round is being played, so nothing is hidden")
+        return view
+    predictions = predictions or {}
+    hidden_hands = {s for s, hand in enumerate(r.hands) if hand is None}
+    hidden_predictions = {s for s in range(view.players) if r.predicted[s] and r.predictions[s] is None}
+    if set(hands) != hidden_hands:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden_hands)}, not {sorted(hands)}")
+    if set(predictions) != hidden_predictions:
+        wanted, given = sorted(hidden_predictions), sorted(predictions)
+        raise FormatError(f"determinize: prediction cards are needed for seats {wanted}, not {given}")
+    trump_hidden = r.trump is None and view.options.late_trump and not view.options.beginner
+    if (trump is not None) != trump_hidden:
+        raise FormatError("determinize: a trump card is given exactly when the view has not seen it (S-8.3)")
+    assigned: list[Card] = [card for s in sorted(hands) for card in hands[s]]
+    assigned.extend(predictions[s] for s in sorted(predictions))
+    if trump is not None:
+        assigned.append(trump)
+    unseen = set(unseen_cards(view, seat))
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({c.code for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(bad)}")
+    for s, hand in hands.items():
+        if len(hand) != r.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
+        lacking = [card.code for card in hand if card.colour in r.voids[s]]
+        if lacking:  # S-4.2: the seat has shown it holds no card of these colours
+            raise FormatError(f"determinize: seat {s} showed it lacks the colour of {', '.join(lacking)}")
+    full_hands = tuple(_sorted_hand(hands[s]) if h is None else h for s, h in enumerate(r.hands))
+    full_predictions = tuple(predictions.get(s, p) for s, p in enumerate(r.predictions))
+    return _with_round(view, _new_round(
+        r.dealer, full_hands, r.hand_sizes, r.trump if trump is None else trump, r.predicted, full_predictions,
+        r.leader, r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
+    ))

@@ -13,29 +13,56 @@ from pathlib import Path
 from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
+from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from lanplay.discovery import DiscoveryError
+    from lanplay.netcli import CommandError
+    from lanplay.store import StoreError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     for top, own in (("top_name", "name"), ("top_lang", "lang")):
         if getattr(args, top) is not None and getattr(args, own, None) is None:
             setattr(args, own, getattr(args, top))
-    if args.command is None:  # `lanplay` alone: the lobby
-        from lanplay.ui.lobby_screen import lobby_command
+    try:
+        if args.command is None:  # `lanplay` alone: the lobby
+            from lanplay.ui.lobby_screen import lobby_command
 
-        return lobby_command(args.top_name, args.top_lang, None)
-    result: int = args.run(args)
+            return lobby_command(args.top_name, args.top_lang, None)
+        apply_budget_argument(getattr(args, "bot_budget", None))
+        result: int = args.run(args)
+    except (CommandError, DiscoveryError, StoreError) as exc:
+        # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
+        print(f"lanplay: {exc}", file=sys.stderr)
+        return 2
     return result
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lanplay")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lanplay", description="Card games across laptops on one local network.")
+    parser.add_argument("--version", action="version", version=f"lanplay {_version()}")
     parser.set_defaults(command=None)
     # `lanplay --name Ann` is the lobby's --name; before a command it is that command's default
     parser.add_argument("--name", dest="top_name", metavar="NAME", help="your name at the table")
     parser.add_argument("--lang", dest="top_lang", choices=["en", "nl"], help="language of the screens")
     sub = parser.add_subparsers(dest="command")
+
+    where = sub.add_parser(
+        "where", help="where lanplay keeps its files: data directory, identity, network in use, unfinished games"
+    )
+    where.add_argument("--interface", help="the IPv4 address to play on (as for the other commands)")
+    where.set_defaults(run=run_where)
 
     replay = sub.add_parser("replay", help="replay and check a game record")
     replay.add_argument("file", type=Path, help="a lanplay-record/1 file")
@@ -63,8 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", action="append", default=[], metavar="KEY=VALUE",
         help="a table option, repeatable, e.g. --option target=20 (the keys of each game are listed below)",
     )  # fmt: skip
-    play.add_argument("--bot-kind", choices=["heuristic", "random"], default="heuristic",
-                      help="how the bots play (default: heuristic)")
+    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic",
+                      help="how the bots play: random (easy), heuristic (normal), expert (default: heuristic)")
+    add_budget_argument(play)
     play.add_argument(
         "--record", type=Path,
         help="also copy the game record here (it is saved in the data directory's records/; with --plain or "
@@ -177,7 +205,8 @@ def run_play(args: argparse.Namespace) -> int:
     from lanplay.ui.i18n import detect_lang
 
     if not args.plain:
-        from lanplay.ui.app import play_local_table, play_net_table
+        from lanplay.ui.app import play_local_table
+        from lanplay.ui.play import play_net_table
 
         if args.offline:
             return play_local_table(
@@ -192,6 +221,31 @@ def run_play(args: argparse.Namespace) -> int:
                         lang=detect_lang(args.lang))
     save_record(record, path)
     print(f"Game record saved to {path}")
+    return 0
+
+
+def run_where(args: argparse.Namespace) -> int:
+    from lanplay.network import network_in_use
+    from lanplay.runner import unfinished_journal
+    from lanplay.store import data_dir, load_or_create_identity
+
+    directory = data_dir()
+    identity = load_or_create_identity(directory)
+    network = network_in_use(args.interface, directory, ask=True)  # a bad choice is one line, before the rest
+    print(f"data directory: {directory}")
+    print(f"identity: {identity.public.fingerprint} ({directory / 'identity.key'})")
+    if network is None:
+        print("network: none chosen yet (the lobby asks; the commands play on this laptop only)")
+    else:
+        print(f"network: {network.label} ({network.address}, from {network.source})")
+    found = unfinished_journal(directory)
+    if found is None:
+        print("unfinished games: none")
+    else:
+        plan, path = found
+        names = ", ".join(seat.name for seat in plan.seats)
+        print(f"unfinished games: {get_game(plan.game).title} with {names} ({path}); `lanplay`, then r, resumes it")
+    print(f"records: {directory / 'records'}")
     return 0
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.record import RecordFault, Replay
+from lanplay.lobby import SeatInfo
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
 
@@ -445,3 +446,26 @@ def _sentence(text: str) -> str:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+def bot_seats(seats: Sequence[SeatInfo]) -> tuple[tuple[int, int | None], ...]:
+    """Each bot seat and the seat whose laptop runs it (None: a laptop with no other seat here, which
+    keeps the bot's cards to itself). Seats that are no bots are left out."""
+    by_key = {seat.public_key: index for index, seat in enumerate(seats)}
+    out: list[tuple[int, int | None]] = []
+    for index, seat in enumerate(seats):
+        if seat.runs_on is None:
+            continue
+        host = by_key.get(seat.runs_on)
+        out.append((index, None if host == index else host))
+    return tuple(out)
+
+
+def bot_lines(seats: Sequence[SeatInfo]) -> list[str]:
+    """'Bot 1 runs on Ann's laptop, which can see its cards.' for every bot seat."""
+    lines = []
+    for bot, host in bot_seats(seats):
+        name = seats[bot].name
+        if host is None:
+            lines.append(f"{name} runs on a laptop of its own: no seat here can see its cards.")
+        else:
+            lines.append(f"{name} runs on {seats[host].name}'s laptop, which can see its cards.")
+    return lines

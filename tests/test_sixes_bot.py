@@ -4,6 +4,7 @@ seed, plays toward its own cards and holds blockers (X-2.3), and beats random pl
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from engine.playout import play_game, shuffled_deal
 from engine.record import replay_text
@@ -74,7 +75,7 @@ def test_the_choice_depends_on_its_own_view_only() -> None:
     swapped_hands = (*r.hands[:3], r.hands[4], r.hands[3])
     swapped = SixesState(
         state.players, state.options, state.rounds_started, state.chips, state.pot,
-        type(r)(r.dealer, swapped_hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won),
+        replace(r, hands=swapped_hands),
         state.over,
     )
     assert GAME.view(swapped, 2) == GAME.view(state, 2)

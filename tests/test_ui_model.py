@@ -222,7 +222,8 @@ def test_a_whole_local_game_feeds_only_this_seats_view(tmp_path: Path) -> None:
         if r is None or r.points is not None:
             return
         for seat in (0, 2):
-            if r.hands[seat] is not None or r.predictions[seat] is not None:
+            peeked = any(p.peeker == 1 and p.target == seat for p in r.peeks)  # S-6.4: seen by a peek
+            if r.hands[seat] is not None or (r.predictions[seat] is not None and not peeked):
                 leaks.append(f"seat {seat} visible in round {model.round_no}")
 
     model.listeners.append(check)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import random
 from typing import Any, Protocol
 
@@ -28,12 +30,21 @@ class RandomBot:
         return self.rng.choice(game.legal_moves(view, seat))
 
 
-def make_bot(game_id: str, kind: str, seed: int | None = None) -> Bot:
-    """A bot by kind: "random" or "heuristic" (each game has its own heuristic player)."""
+BOT_KINDS = ("random", "heuristic", "expert")  # easy, normal, expert
+
+
+def make_bot(game_id: str, kind: str, seed: int | None = None, budget: float | None = None) -> Bot:
+    """A bot by kind (`BOT_KINDS`): "random", "heuristic" (each game has its own heuristic player)
+    or "expert" (a search, lanplay/bots/expert; `budget` seconds a decision, default
+    LANPLAY_BOT_BUDGET or 0.25)."""
     if kind == "random":
         return RandomBot(seed)
+    if kind == "expert":
+        from lanplay.bots.expert import ExpertBot
+
+        return ExpertBot(game_id, seed, budget)
     if kind != "heuristic":
-        raise ValueError(f"unknown bot kind {kind!r}: use 'random' or 'heuristic'")
+        raise ValueError(f"unknown bot kind {kind!r}: use one of {', '.join(BOT_KINDS)}")
     if game_id == "sixth-sense":
         from lanplay.bots.sixth_sense import SixthSenseBot
 
@@ -56,3 +67,27 @@ def bot_chooser(game: Game[Any, Any, Any, Any], bots: dict[int, Bot]) -> Any:
         return bots[seat].choose(game, game.view(state, seat), seat)
 
     return choose
+
+
+def add_budget_argument(parser: argparse.ArgumentParser) -> None:
+    """`--bot-budget SECONDS`: the expert bots' search time per decision (sets LANPLAY_BOT_BUDGET,
+    so every bot this command starts, in this process or another, uses it)."""
+    from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, parse_budget
+
+    def budget(raw: str) -> float:
+        try:
+            return parse_budget(raw, "--bot-budget")
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parser.add_argument(
+        "--bot-budget", type=budget, metavar="SECONDS",
+        help=f"expert bots: seconds of search per decision (default ${BUDGET_ENV} or {DEFAULT_BUDGET})",
+    )  # fmt: skip
+
+
+def apply_budget_argument(budget: float | None) -> None:
+    if budget is not None:
+        from lanplay.bots.expert import BUDGET_ENV
+
+        os.environ[BUDGET_ENV] = repr(budget)

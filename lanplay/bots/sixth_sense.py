@@ -48,6 +48,15 @@ def prediction_distance(card: Card, tricks: float) -> float:
     return abs(tricks - card.value)
 
 
+def visible_trump(state: SixthSenseState) -> str | None:
+    """The trump colour as far as every seat knows it: none with beginner (S-8.1), none yet while
+    a late trump is still face down (S-8.3)."""
+    r = state.round
+    if r is None or state.options.beginner or (state.options.late_trump and not all(r.predicted)):
+        return None
+    return r.trump.colour if r.trump is not None else None
+
+
 class SixthSenseBot:
     name = "heuristic"
 
@@ -59,7 +68,7 @@ class SixthSenseBot:
         moves = game.legal_moves(state, seat)
         r = state.round
         assert r is not None and moves
-        trump = r.trump.colour if r.trump is not None and not state.options.beginner else None
+        trump = visible_trump(state)
         first = moves[0]
         if isinstance(first, Predict):
             return self._predict(state, moves, trump)

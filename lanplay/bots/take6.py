@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from engine.api import Game
@@ -30,7 +31,14 @@ from engine.take6 import (
 MEAN_BULLHEADS = 171 / 104  # T-1.1
 
 
-def _exactly(probabilities: Sequence[float], k: int) -> float:
+def _between(cards: int, low: int, high: int) -> int:
+    """How many of the cards (a bit per card) lie strictly between low and high."""
+    width = high - low - 1
+    return ((cards >> (low + 1)) & ((1 << width) - 1)).bit_count() if width > 0 else 0
+
+
+@lru_cache(maxsize=4096)
+def _exactly(probabilities: tuple[float, ...], k: int) -> float:
     """P(exactly k of independent events with these probabilities happen)."""
     dist = [1.0]
     for p in probabilities:
@@ -56,7 +64,7 @@ class Take6Bot:
         if isinstance(first, TakeRow):
             return min(moves, key=lambda m: (row_bullheads(view.rows[m.row]), len(view.rows[m.row]), m.row))
         others = self._other_cards(view, seat)
-        unseen = self._unseen(view)
+        unseen = self.unseen(view, seat)
         if isinstance(first, Play):
             return min(moves, key=lambda m: (round(self.cost(view, m.card, others, unseen), 6), m.card))
         if isinstance(first, Pick):
@@ -67,23 +75,25 @@ class Take6Bot:
     def _other_cards(view: Take6State, seat: int) -> list[Sequence[int] | None]:
         """Per other seat that still plays this turn: its known hand, or None (unseen cards)."""
         result: list[Sequence[int] | None] = []
-        for other, hand in enumerate(view.hands):
+        for other in range(view.players):
             if other == seat:
                 continue
             choice = view.chosen[other]
             if choice is not None and choice != HIDDEN:
                 result.append((choice,))
-            elif view.stage == "pick":
-                result.append(None)  # its hand is still being drafted: any pool card
+            elif view.stage == "pick" or not view.options.logic:
+                result.append(None)  # unknown (T-5.2: hands are public only with logic), or still being drafted
             else:
+                hand = view.hands[other]
                 result.append(hand if hand else None)
         return result
 
     @staticmethod
-    def _unseen(view: Take6State) -> list[int]:
-        """Cards this seat has not seen: not on the table, not in a known hand, not played."""
+    def unseen(view: Take6State, seat: int) -> int:
+        """Cards `seat` has not seen (a bit per card): not on the table, not in a known hand (its
+        own; with logic every hand, T-5.2), not played."""
         known = view.out
-        for hand in view.hands:
+        for hand in view.hands if view.options.logic else (view.hands[seat],):
             for card in hand or ():
                 known |= 1 << card
         for choice in view.chosen:
@@ -92,22 +102,22 @@ class Take6Bot:
         if view.stage != "pick":
             for card in view.pool:  # unpicked cards are out for the round (T-5.2)
                 known |= 1 << card
-        return [card for card in range(1, view.deck_size + 1) if not known >> card & 1]
+        return ((1 << (view.deck_size + 1)) - 2) & ~known
 
-    def pick_cost(self, view: Take6State, card: int, others: list[Sequence[int] | None], unseen: list[int]) -> float:
+    def pick_cost(self, view: Take6State, card: int, others: list[Sequence[int] | None], unseen: int) -> float:
         """How bad a card is to hold for the coming turns (logic drafting): its bullheads first
         (cards we hold tend to end in rows we take), then the unseen cards between it and the
         row end it would follow now."""
         target = placement_target(view.rows, card, view.options.profi)
         if target is None:
-            between = len(unseen)
+            between = unseen.bit_count()
         else:
             row = view.rows[target[0]]
             low, high = (row[-1], card) if target[1] == "right" else (card, row[0])
-            between = sum(1 for c in unseen if low < c < high)
+            between = _between(unseen, low, high)
         return 1000 * BULLHEADS[card] + between
 
-    def cost(self, view: Take6State, card: int, others: list[Sequence[int] | None], unseen: list[int]) -> float:
+    def cost(self, view: Take6State, card: int, others: list[Sequence[int] | None], unseen: int) -> float:
         """Expected bullheads of playing `card` now."""
         rows = view.rows
         target = placement_target(rows, card, view.options.profi)
@@ -116,7 +126,8 @@ class Take6Bot:
         index, side = target
         row = rows[index]
         low, high = (row[-1], card) if side == "right" else (card, row[0])
-        unseen_share = sum(1 for c in unseen if low < c < high) / len(unseen) if unseen else 0.0
+        total_unseen = unseen.bit_count()
+        unseen_share = _between(unseen, low, high) / total_unseen if total_unseen else 0.0
         probabilities = []
         for hand in others:
             if hand is None:
@@ -124,7 +135,7 @@ class Take6Bot:
             elif hand:
                 probabilities.append(sum(1 for c in hand if low < c < high) / len(hand))
         free = ROW_LIMIT - len(row)
-        danger = _exactly(probabilities, free)
+        danger = _exactly(tuple(probabilities), free)
         taken = row_bullheads(row) + free * MEAN_BULLHEADS
         # rid the hand of costly cards while they are safe (they tend to end in our own rows)
         return danger * taken - 0.1 * BULLHEADS[card]

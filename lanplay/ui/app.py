@@ -12,7 +12,6 @@ import contextlib
 import getpass
 import logging
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -398,48 +397,3 @@ def log_to_file(directory: Path) -> None:
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
 
-
-def play_net_table(
-    game: Game[Any, Any, Any, Any],
-    options: Any,
-    *,
-    name: str,
-    bots: int,
-    bot_kind: str,
-    lang: str,
-    record_copy: Path | None = None,
-    bot_delay: float | None = None,
-    directory: Path | None = None,
-) -> int:
-    """`lanplay play`: a table hosted on 127.0.0.1 whose other seats are bot peers in this process that
-    speak the real protocol; the record goes to the data dir (and is copied to `record_copy`)."""
-    from lanplay.discovery import DEFAULT_INTERFACE
-    from lanplay.store import data_dir
-    from lanplay.tables import load_identity
-    from lanplay.ui.local_table import bot_delay_from_env
-    from lanplay.ui.net_table import NetTable
-
-    if name == "You":
-        name = _login_name()
-    directory = directory if directory is not None else data_dir()
-    log_to_file(directory)
-    identity = load_identity(directory)
-    players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
-    model = TableModel(game, players, 0, lang)
-    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
-    # The journals of a game against bots of this process are worth nothing once it ends (the bots'
-    # identities die with the process, so it can never be resumed): they live in a temporary folder.
-    with tempfile.TemporaryDirectory(prefix="lanplay-play-") as journals:
-        table = NetTable(
-            model, identity=identity, data_dir=directory, table_dir=Path(journals),
-            interface=DEFAULT_INTERFACE, name=name, bot_delay=delay, record_copy=record_copy,
-        ).host(options=game.options_to_json(options), seats=bots + 1, bots=bots, bot_kind=bot_kind)  # fmt: skip
-        asyncio.run(run_table_app(model, table))
-    path = table.shown_record or table.record_path
-    if path is not None:
-        print(model.text("record_saved", path=str(path)))
-    if model.game_over is not None and model.game_over.winners:
-        print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
-                         names=model.name_list(model.game_over.winners)))
-    sys.stdout.flush()
-    return 0

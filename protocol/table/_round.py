@@ -17,6 +17,7 @@ from protocol.deck import (
     SeatSecrets,
     ShuffleOutput,
     ShuffleSecret,
+    key_commitments,
 )
 from protocol.encoding import decode
 from protocol.errors import CheatDetected, ProtocolError
@@ -47,6 +48,8 @@ class _Round:
     my_lock: LockSecret
     shuffles: list[ShuffleOutput] = field(default_factory=list)
     locks: list[LockOutput] = field(default_factory=list)
+    my_shuffle_out: ShuffleOutput | None = None  # our own passes, kept as made: no need to check them again
+    my_lock_out: LockOutput | None = None
     hand_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)  # position -> seat -> key
     table_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)
     keys_from: set[int] = field(default_factory=set)
@@ -79,7 +82,8 @@ class _Round:
         return self.locks[-1].points
 
     def commitments(self) -> list[KeyCommitments]:
-        return [lock.commitments for lock in self.locks]
+        """Every seat's key base and lock factors, which its dealt keys are checked against (P-4.3)."""
+        return [key_commitments(shuffle, lock) for shuffle, lock in zip(self.shuffles, self.locks, strict=True)]
 
 
 class _Ignored(ProtocolError):

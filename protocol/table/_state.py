@@ -49,7 +49,7 @@ KINDS: Mapping[str, str] = {
     "seed.commit": "_on_seed_commit",  # seed: commitment to 32 random bytes (P-3.2)
     "seed.reveal": "_on_seed_reveal",  # seed: its opening
     "shuffle": "_on_shuffle",  # deal: seat by seat (P-4.2)
-    "lock": "_on_lock",  # deal: seat by seat, with key commitments (P-4.2)
+    "lock": "_on_lock",  # deal: seat by seat, with lock factors and a proof per position (P-4.2, I5)
     "open": "_on_open",  # deal/play: table cards' keys; late: true for the S-8.3 late trump
     "move": "_on_move",  # play: a shown move (P-5.1), hand cards as position + keys
     "commit": "_on_commit",  # play: a hidden choice (P-4.5)

@@ -1,7 +1,8 @@
 """Dealing (P-4): shuffle passes, lock passes, hand keys in private, table keys in public.
 
-The lock handling keeps one place per received pass (`_on_lock`), where a per-position proof
-check (DLEQ, issue 9 finding 2, `protocol/deck.py`) slots in before the pass is kept.
+Each received pass is read with its input points, which checks its proofs (`_on_shuffle`,
+`_on_lock`; `protocol/deck.py`): a lock that moves or alters a point (issue 9, finding 2) is blamed
+on its author before this seat sends any key (I5).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from protocol.deck import (
     ShuffleOutput,
     ShuffleSecret,
     check_key_opening,
+    key_commitments,
     key_opening,
     lock_pass,
     open_position,
@@ -48,10 +50,7 @@ class DealMixin(SessionCore):
             late_positions=layout.late_table,
             ctx=ctx,
             my_shuffle=ShuffleSecret(random_scalar(self.entropy), random_permutation(size, self.entropy)),
-            my_lock=LockSecret(
-                tuple(random_scalar(self.entropy) for _ in range(size)),
-                tuple(self.entropy(32) for _ in range(size)),
-            ),
+            my_lock=LockSecret.new(size, entropy=self.entropy),
         )
         self._enter("deal")
         if self.me == 0:
@@ -61,13 +60,15 @@ class DealMixin(SessionCore):
         rd = self.round
         assert rd is not None
         deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
-        self._publish("shuffle", shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).to_json())
+        rd.my_shuffle_out = output = shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle, self.entropy)
+        self._publish("shuffle", output.to_json())
 
     def _my_lock(self) -> None:
         rd = self.round
         assert rd is not None
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
-        self._publish("lock", lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock).to_json())
+        rd.my_lock_out = output = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock, self.entropy)
+        self._publish("lock", output.to_json())
 
     def _on_shuffle(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
@@ -75,7 +76,11 @@ class DealMixin(SessionCore):
             return False
         if len(rd.shuffles) > seat:
             raise CheatDetected("P-4.2", "a second shuffle pass", seat)
-        rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body))
+        deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
+        if seat == self.me and rd.my_shuffle_out is not None:
+            rd.shuffles.append(rd.my_shuffle_out)
+        else:  # P-4.2/P-4.4: points, key base and proof checked against this pass's input before use
+            rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body, deck))
         if len(rd.shuffles) == self.n:
             if self.me == 0:
                 self._my_lock()
@@ -89,7 +94,12 @@ class DealMixin(SessionCore):
             return False
         if len(rd.locks) > seat:
             raise CheatDetected("P-4.2", "a second lock pass", seat)
-        rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body))
+        deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
+        if seat == self.me and rd.my_lock_out is not None:
+            rd.locks.append(rd.my_lock_out)
+        else:  # I5: each position's proof checked against this pass's input before any key is sent; a lock
+            # that moved or altered a point raises CheatDetected naming its author (the message is the evidence)
+            rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body, deck))
         if len(rd.locks) < self.n:
             if len(rd.locks) == self.me:
                 self._my_lock()
@@ -130,7 +140,7 @@ class DealMixin(SessionCore):
         positions = rd.layout_hands[recipient]
         if not isinstance(raw, list) or len(raw) != len(positions):
             raise CheatDetected("P-4.3", f"hand keys must cover the {len(positions)} dealt positions", sender)
-        commitments = rd.locks[sender].commitments
+        commitments = key_commitments(rd.shuffles[sender], rd.locks[sender])
         openings = []
         for position, item in zip(positions, raw, strict=True):
             opening = KeyOpening.from_json(rd.ctx, sender, item)
@@ -158,7 +168,7 @@ class DealMixin(SessionCore):
             opening = KeyOpening.from_json(rd.ctx, seat, item)
             if opening.position != position:
                 raise CheatDetected("P-4.3", f"a key for position {opening.position} instead of {position}", seat)
-            check_key_opening(rd.ctx, opening, rd.locks[seat].commitments)
+            check_key_opening(rd.ctx, opening, key_commitments(rd.shuffles[seat], rd.locks[seat]))
             rd.table_keys.setdefault(position, {})[seat] = opening
         seen.add(seat)
         if late:
