@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.api import FormatError, Game, JSONObject, RuleError
@@ -25,34 +25,45 @@ class RoundRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class BotSeat:
+    """A seat played by a bot, and the seat whose laptop runs it (None: a laptop of its own). The host
+    laptop can see the bot's cards, so every seat is told (issue 10, item 3)."""
+
+    seat: int
+    host: int | None
+
+    def to_json(self) -> JSONObject:
+        return {"seat": self.seat, "host": self.host}
+
+
+@dataclass(frozen=True, slots=True)
 class GameRecord:
     game: str
     players: tuple[str, ...]
     options: JSONObject
     rounds: tuple[RoundRecord, ...] = ()
+    bots: tuple[BotSeat, ...] = ()  # in seat order; written only when there are any
 
     def to_json(self) -> JSONObject:
-        return {
-            "format": FORMAT,
-            "game": self.game,
-            "players": list(self.players),
-            "options": dict(self.options),
-            "rounds": [{"deal": r.deal, "moves": list(r.moves)} for r in self.rounds],
-        }
+        out: JSONObject = {"format": FORMAT, "game": self.game, "players": list(self.players)}
+        if self.bots:  # a table without bots writes the very bytes it wrote before the field existed
+            out["bots"] = [bot.to_json() for bot in self.bots]
+        out["options"] = dict(self.options)
+        out["rounds"] = [{"deal": r.deal, "moves": list(r.moves)} for r in self.rounds]
+        return out
 
     def dumps(self) -> str:
         """The record as a file holds it: one round per line block, readable and diffable."""
         return json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n"
 
     def with_deal(self, deal: JSONObject) -> GameRecord:
-        return GameRecord(self.game, self.players, self.options, (*self.rounds, RoundRecord(deal)))
+        return replace(self, rounds=(*self.rounds, RoundRecord(deal)))
 
     def with_move(self, move: JSONObject) -> GameRecord:
         if not self.rounds:
             raise ValueError("a move before any deal")
         last = self.rounds[-1]
-        rounds = (*self.rounds[:-1], RoundRecord(last.deal, (*last.moves, move)))
-        return GameRecord(self.game, self.players, self.options, rounds)
+        return replace(self, rounds=(*self.rounds[:-1], RoundRecord(last.deal, (*last.moves, move))))
 
 
 class RecordFault(Exception):
@@ -95,6 +106,7 @@ class Replay:
     rounds: tuple[ReplayedRound, ...]
     final_state: Any
     states_after_deal: tuple[Any, ...] = field(default=())
+    bots: tuple[BotSeat, ...] = ()  # for the text; the spec's JSON output has no place for it
 
     def to_json(self) -> JSONObject:
         return {
@@ -124,7 +136,7 @@ def parse_record(raw: Mapping[str, object]) -> GameRecord:
 
     if raw.get("format") != FORMAT:
         raise fault(f"'format' must be {FORMAT!r}, got {raw.get('format')!r}")
-    unknown = sorted(set(raw) - {"format", "game", "players", "options", "rounds"})
+    unknown = sorted(set(raw) - {"format", "game", "players", "bots", "options", "rounds"})
     if unknown:
         raise fault(f"unknown top-level key(s): {', '.join(unknown)}")
     game_id = raw.get("game")
@@ -133,6 +145,7 @@ def parse_record(raw: Mapping[str, object]) -> GameRecord:
     players = raw.get("players")
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise fault("'players' must be a list of names")
+    bots = _parse_bots(raw.get("bots", []), len(players))
     options = raw.get("options", {})
     if not isinstance(options, dict):
         raise fault("'options' must be an object")
@@ -153,7 +166,39 @@ def parse_record(raw: Mapping[str, object]) -> GameRecord:
             if not isinstance(move, dict):
                 raise RecordFault(index, move_index, None, "format", "a move must be an object")
         rounds.append(RoundRecord(deal, tuple(moves)))
-    return GameRecord(game_id, tuple(players), options, tuple(rounds))
+    return GameRecord(game_id, tuple(players), options, tuple(rounds), bots)
+
+
+def _parse_bots(raw: object, seats: int) -> tuple[BotSeat, ...]:
+    """The optional `bots` list: each entry a seat of the table, once, in seat order, with the seat that
+    hosts it (another seat of the table) or null."""
+
+    def is_seat(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < seats
+
+    if not isinstance(raw, list):
+        raise RecordFault(None, None, None, "format", "'bots' must be a list of {\"seat\", \"host\"} objects")
+    def entry_fault(index: int, message: str, seat: int | None = None) -> RecordFault:
+        return RecordFault(None, None, seat, "format", f"'bots' entry {index}: {message}")
+
+    bots: list[BotSeat] = []
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, dict) or set(entry) != {"seat", "host"}:
+            raise entry_fault(index, 'must be an object with exactly "seat" and "host"')
+        seat, host = entry["seat"], entry["host"]
+        if not is_seat(seat):
+            raise entry_fault(index, f"'seat' must be a seat of the table (0 to {seats - 1}), got {seat!r}")
+        assert isinstance(seat, int)
+        if bots and seat <= bots[-1].seat:
+            order = f"seat {seat} comes after seat {bots[-1].seat}: bots are listed once each, in seat order"
+            raise entry_fault(index, order, seat)
+        if host is not None and not is_seat(host):
+            raise entry_fault(index, f"'host' must be a seat (0 to {seats - 1}) or null, got {host!r}", seat)
+        if host == seat:
+            raise entry_fault(index, "a bot on a laptop of its own has 'host' null, not its own seat", seat)
+        assert host is None or isinstance(host, int)
+        bots.append(BotSeat(seat, host))
+    return tuple(bots)
 
 
 def replay(record: GameRecord) -> Replay:
@@ -196,7 +241,7 @@ def replay(record: GameRecord) -> Replay:
             played.append((move_raw, state))
         rounds.append(ReplayedRound(round_record.deal, game.round_report(state), tuple(played)))
     complete = game.expected(state).phase == "over"
-    return Replay(game, record.players, complete, tuple(rounds), state)
+    return Replay(game, record.players, complete, tuple(rounds), state, bots=record.bots)
 
 
 def replay_text(text: str) -> Replay:
@@ -208,6 +253,7 @@ def record_from_moves(
     players: Sequence[str],
     options: Any,
     rounds: Sequence[tuple[Any, Sequence[Any]]],
+    bots: Sequence[BotSeat] = (),
 ) -> GameRecord:
     """A record from engine values: each round's deal and its moves in order."""
     return GameRecord(
@@ -218,11 +264,13 @@ def record_from_moves(
             RoundRecord(game.deal_to_json(deal), tuple(game.move_to_json(m) for m in moves))
             for deal, moves in rounds
         ),
+        tuple(bots),
     )
 
 
 __all__ = [
     "FORMAT",
+    "BotSeat",
     "FormatError",
     "GameRecord",
     "RecordFault",

@@ -18,6 +18,7 @@ from engine.record import RecordFault, Replay
 from lanplay.lobby import SeatInfo
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
+from protocol.plan import bot_seats
 
 # --- names ---------------------------------------------------------------------------------------------
 
@@ -298,7 +299,16 @@ def replay_lines(replay: Replay) -> Iterator[str]:
     """The whole game, round by round and turn by turn, for a person."""
     players = replay.players
     game = replay.game
-    yield f"{game.title} — {', '.join(players)}"
+    hosts = {bot.seat: bot.host for bot in replay.bots}
+
+    def at_table(seat: int) -> str:
+        if seat not in hosts:
+            return players[seat]
+        host = hosts[seat]
+        where = "on a laptop of its own" if host is None else f"run by {seat_name(players, host)}'s laptop"
+        return f"{players[seat]} (a bot {where})"
+
+    yield f"{game.title} — {', '.join(at_table(seat) for seat in range(len(players)))}"
     describe_round = {"sixth-sense": _sixth_sense_round, "take6": _take6_round, "sixes": _sixes_round}[game.id]
     state = game.new_game(len(players), replay.final_state.options)
     for index, played in enumerate(replay.rounds):
@@ -446,17 +456,6 @@ def _sentence(text: str) -> str:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-def bot_seats(seats: Sequence[SeatInfo]) -> tuple[tuple[int, int | None], ...]:
-    """Each bot seat and the seat whose laptop runs it (None: a laptop with no other seat here, which
-    keeps the bot's cards to itself). Seats that are no bots are left out."""
-    by_key = {seat.public_key: index for index, seat in enumerate(seats)}
-    out: list[tuple[int, int | None]] = []
-    for index, seat in enumerate(seats):
-        if seat.runs_on is None:
-            continue
-        host = by_key.get(seat.runs_on)
-        out.append((index, None if host == index else host))
-    return tuple(out)
 
 
 def bot_lines(seats: Sequence[SeatInfo]) -> list[str]:

@@ -34,6 +34,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from engine.record import BotSeat
 from protocol.commitment import (
     NONCE_BYTES,
     Commitment,
@@ -128,6 +129,19 @@ class SeatInfo:
             except ProtocolError:
                 raise PlanError(RULE, "a bot seat names the key of the laptop that runs it") from None
         return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
+
+
+def bot_seats(seats: Sequence[SeatInfo]) -> tuple[tuple[int, int | None], ...]:
+    """Each bot seat and the seat whose laptop runs it (None: a laptop with no other seat here, which
+    keeps the bot's cards to itself). Seats that are no bots are left out."""
+    by_key = {seat.public_key: index for index, seat in enumerate(seats)}
+    out: list[tuple[int, int | None]] = []
+    for index, seat in enumerate(seats):
+        if seat.runs_on is None:
+            continue
+        host = by_key.get(seat.runs_on)
+        out.append((index, None if host == index else host))
+    return tuple(out)
 
 
 def _seats_from_json(raw: object, what: str) -> tuple[SeatInfo, ...]:
@@ -355,6 +369,7 @@ class TablePlan:
             options=dict(self.options),
             seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
             names=tuple(s.name for s in self.seats),
+            bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(self.seats)),
             **timeouts,
         )
 

@@ -230,3 +230,67 @@ def test_plain_play_through_the_command(
     assert main(["play", "--plain", "--game", "take6", "--bots", "2", "--name", "Ann", "--record", str(record)]) == 0
     out = capsys.readouterr().out
     assert "Row 1" in out and "Your hand (10)" in out and f"Game record saved to {record}" in out
+
+
+# --- bots in the record (issue 10, item 3: every seat is told which laptop runs a bot) ------------------------
+
+
+def _with_bots(bots: object) -> dict[str, object]:
+    record: dict[str, object] = json.loads(next(p for p in EXAMPLES if p.name.startswith("sixth-sense-4p")).read_text())
+    record["players"] = ["Ann", "Ann's bot 1", "Bob", "Bot 3"]
+    return {"format": record["format"], "game": record["game"], "players": record["players"], "bots": bots,
+            "options": record["options"], "rounds": record["rounds"]}
+
+
+def test_bots_round_trip_and_a_record_without_bots_is_written_as_before() -> None:
+    from engine.record import BotSeat, parse_record
+
+    raw = _with_bots([{"seat": 1, "host": 0}, {"seat": 3, "host": None}])
+    record = parse_record(raw)
+    assert record.bots == (BotSeat(1, 0), BotSeat(3, None))
+    assert json.loads(record.dumps()) == raw
+    assert list(json.loads(record.dumps())) == ["format", "game", "players", "bots", "options", "rounds"]
+    for path in EXAMPLES:  # no bots: byte for byte what the file holds
+        assert parse_record(json.loads(path.read_text())).dumps() == path.read_text()
+
+
+def test_replay_text_says_which_laptop_runs_each_bot_and_json_output_is_the_specs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bots.json"
+    path.write_text(json.dumps(_with_bots([{"seat": 1, "host": 0}, {"seat": 3, "host": None}])))
+    assert main(["replay", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith(
+        "— Ann, Ann's bot 1 (a bot run by Ann's laptop), Bob, Bot 3 (a bot on a laptop of its own)"
+    ), first
+    assert main(["replay", str(path), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == {"game", "complete", "rounds", "totals", "winners"}
+
+
+@pytest.mark.parametrize(
+    ("bots", "said"),
+    [
+        ({"seat": 1}, "'bots' must be a list"),
+        ([{"seat": 1}], "'bots' entry 0: must be an object with exactly \"seat\" and \"host\""),
+        ([{"seat": 1, "host": 0, "x": 1}], "'bots' entry 0: must be an object with exactly"),
+        ([{"seat": 4, "host": 0}], "'bots' entry 0: 'seat' must be a seat of the table (0 to 3), got 4"),
+        ([{"seat": True, "host": 0}], "'seat' must be a seat of the table (0 to 3), got True"),
+        ([{"seat": 1, "host": 7}], "'bots' entry 0: 'host' must be a seat (0 to 3) or null, got 7"),
+        ([{"seat": 1, "host": "Ann"}], "'host' must be a seat (0 to 3) or null, got 'Ann'"),
+        ([{"seat": 1, "host": 1}], "a bot on a laptop of its own has 'host' null"),
+        ([{"seat": 3, "host": 0}, {"seat": 1, "host": 0}], "'bots' entry 1: seat 1 comes after seat 3"),
+        ([{"seat": 1, "host": 0}, {"seat": 1, "host": 0}], "'bots' entry 1: seat 1 comes after seat 1"),
+    ],
+)
+def test_a_faulty_bots_entry_is_refused_naming_what_is_wrong(
+    bots: object, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad-bots.json"
+    path.write_text(json.dumps(_with_bots(bots)))
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "faulty record" in err and "format" in err and said in err, err
+    assert main(["replay", str(path), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["rule"] == "format" and error["round"] is None and said in error["message"]

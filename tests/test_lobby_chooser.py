@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from lanplay.describe import bot_lines, bot_seats
+from lanplay.describe import bot_lines
 from lanplay.discovery import TableAdvert
 from lanplay.lobby import LobbyHost, SeatInfo, TableFull, TablePlan, fetch_table_info, join_lobby
 from lanplay.network import Network
@@ -16,7 +16,7 @@ from lanplay.tables import bot_name
 from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
-from protocol.plan import Roster, build_plan, order_commitment
+from protocol.plan import Roster, bot_seats, build_plan, order_commitment
 
 NETWORKS = (Network("eth0", "10.20.0.5"), Network("wlan0", "192.168.1.23"), Network("lo", "127.0.0.1"))
 HOST = "127.0.0.1"

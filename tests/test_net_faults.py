@@ -45,7 +45,7 @@ from websockets.typing import Origin
 from lanplay.lobby import fetch_lobby_id
 from lanplay.mesh import MAX_MESSAGE
 from lanplay.runner import BotPlayer, TableRunner
-from lanplay.tables import host_table
+from lanplay.tables import host_table, join_table
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 from protocol.session import Event, Moved
@@ -171,6 +171,38 @@ def _run(coro: Any, limit: float) -> Any:
 
 def _bot_records(data_dir: Path) -> list[Path]:
     return sorted((data_dir / "bots").glob("*/records/*.json"))
+
+
+def test_every_seat_records_the_bot_and_the_laptop_that_runs_it_byte_for_byte(tmp_path: Path) -> None:
+    """Issue 10, item 3: Ann's laptop runs a bot and so sees its cards; the record of every seat (Ann, her
+    bot, Bob on another laptop) says so from the signed plan, and all three are the same bytes."""
+
+    async def body() -> list[Any]:
+        lobbies: list[int] = []
+        hosting = asyncio.create_task(
+            host_table(
+                identity=Identity.generate(), data_dir=tmp_path / "ann", name="Ann", game="sixes",
+                options={"chips": 1}, seats=3, bots=1, interface=LOOPBACK, player=BotPlayer("sixes"),
+                advertise=False, on_lobby=lambda lobby, port: lobbies.append(port),
+            )
+        )  # fmt: skip
+        while not lobbies:
+            await asyncio.sleep(0.02)
+        joining = join_table(
+            identity=Identity.generate(), data_dir=tmp_path / "bob", name="Bob", interface=LOOPBACK,
+            player=BotPlayer("sixes"), address=(LOOPBACK, lobbies[0]),
+        )  # fmt: skip
+        return list(await asyncio.gather(hosting, joining))
+
+    outcomes = _run(body(), GAME_LIMIT)
+    assert all(o.blame is None and o.record_path is not None for o in outcomes), outcomes
+    paths = [o.record_path for o in outcomes] + _bot_records(tmp_path / "ann")
+    assert len(paths) == 3
+    assert len({p.read_bytes() for p in paths}) == 1, "records differ"
+    record = json.loads(paths[0].read_text())
+    players = record["players"]
+    assert record["bots"] == [{"seat": players.index("Ann's bot 1"), "host": players.index("Ann")}]
+    assert replay_json(paths[0])["complete"] is True
 
 
 def test_links_dropped_and_restored_in_process_lose_and_repeat_nothing(

@@ -33,7 +33,6 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
-from lanplay.describe import bot_seats
 from lanplay.lobby import LobbyHost, SeatInfo
 from lanplay.runner import Outcome, TableRunner
 from lanplay.store import save_record
@@ -43,6 +42,7 @@ from lanplay.ui.local_table import move_events, round_end_events, round_result, 
 from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
+from protocol.plan import bot_seats
 from protocol.session import (
     Blamed,
     Dealt,

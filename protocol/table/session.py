@@ -140,7 +140,11 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
     def record(self) -> GameRecord:
         """The game record of every confirmed round so far."""
         return GameRecord(
-            self.game.id, self.settings.names, self.game.options_to_json(self.options), tuple(self.rounds)
+            self.game.id,
+            self.settings.names,
+            self.game.options_to_json(self.options),
+            tuple(self.rounds),
+            self.settings.bots,
         )
 
     def messages(self) -> list[bytes]:

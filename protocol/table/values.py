@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from engine.api import JSONObject
-from engine.record import GameRecord
+from engine.record import BotSeat, GameRecord
 from protocol.identity import PublicIdentity
 from protocol.table._state import PRIVATE_DOMAIN
 
@@ -21,6 +21,7 @@ class TableSettings:
     step_timeout: float = 20.0  # automatic steps: passes, keys, reveals, secrets (P-5.3)
     reconnect_timeout: float = 120.0  # how long a disconnected seat is waited for
     turn_timeout: float | None = None  # a person's decision: no limit unless the table sets one
+    bots: tuple[BotSeat, ...] = ()  # from the signed plan, so every seat writes the same record
 
 
 @dataclass(frozen=True, slots=True)
