@@ -230,6 +230,10 @@ def build_layout(model: TableModel) -> Layout:
         return Point(0, screens.log_window(model, screens.SIDE_WIDTH)[1])
 
     header = Window(control(lambda: screens.join([screens.header(model, _columns())])), height=1)
+    bots = Window(
+        control(lambda: screens.join(screens.bots_lines(model, _columns()))),
+        height=lambda: Dimension.exact(len(screens.bots_lines(model, _columns()))),
+    )
     table = Window(control(lambda: screens.join(screens.table_area(model, table_width()))), wrap_lines=False)
     side = HSplit(
         [
@@ -262,6 +266,7 @@ def build_layout(model: TableModel) -> Layout:
     table_screen = HSplit(
         [
             header,
+            bots,
             VSplit([table, Window(width=1, char="│", style="class:sep"), side], window_too_small=too_small()),
             Window(height=1, char="─", style="class:sep"),
             hand,

@@ -155,6 +155,8 @@ class TableModel:
         self.quit_question = "quit_question"  # "quit_question_net" where people on other laptops play too
         self.seated: tuple[str, ...] = ()  # before the game: who has taken a seat ("Bob (ab12-…)")
         self.seats_total: int | None = None
+        # Each bot seat and the seat whose laptop runs it, which can see its cards (None: a laptop of its own).
+        self.bots: tuple[tuple[int, int | None], ...] = ()
         self.revision = 0
         self.listeners: list[Callable[[], None]] = []
 
@@ -178,6 +180,11 @@ class TableModel:
         """The seats as the table finally has them (a networked table knows them once every seat is taken)."""
         self.players = tuple(players)
         self.my_seat = my_seat
+        self._changed()
+
+    def set_bots(self, bots: Sequence[tuple[int, int | None]]) -> None:
+        """Which seats are bots and where each runs (from the signed plan): the header tells every seat."""
+        self.bots = tuple(bots)
         self._changed()
 
     def set_seated(self, seated: Sequence[str], total: int | None) -> None:

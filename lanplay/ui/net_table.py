@@ -255,6 +255,7 @@ class NetTable:
         names = runner.settings.names
         self.model.pre_game = False
         self.model.set_players(names, runner.me)
+        self.model.set_bots(bot_seats(runner.plan.seats))
         seats = [f"{name} ({seat.fingerprint})" for name, seat in zip(names, runner.plan.seats, strict=True)]
         self.model.add_event("ev_seats", names=", ".join(seats))
         for bot, host in bot_seats(runner.plan.seats):

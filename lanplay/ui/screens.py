@@ -237,6 +237,18 @@ def header(model: TableModel, width: int = SCREEN_WIDTH) -> Line:
     return [("class:header", left + " " * pad + right)]
 
 
+def bots_lines(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
+    """Under the header, when the table has bots: which laptop runs each, and so sees its cards."""
+    if not model.bots:
+        return []
+    where = [
+        model.text("bot_own", bot=model.name(bot)) if host is None
+        else model.text("bot_on", bot=model.name(bot), host=model.name(host))
+        for bot, host in model.bots
+    ]  # fmt: skip
+    return wrap_text(model.text("bots_legend", bots=" · ".join(where)), width - 1, indent="  ", first=" ")
+
+
 def scores(model: TableModel, width: int = SIDE_WIDTH) -> Lines:
     return list(_renderer(model).scores(model, width))
 
@@ -375,6 +387,7 @@ def screen_text(model: TableModel, width: int = SCREEN_WIDTH) -> str:
     unwrapped, so a test sees every line it could scroll to, and no card code is split by a line end."""
     parts: list[Lines] = [
         [header(model, width)],
+        bots_lines(model, width),
         table_area(model, width - SIDE_WIDTH - 1),
         scores(model, SIDE_WIDTH),
         [log_title(model)],
