@@ -1,4 +1,5 @@
-"""Fast construction of frozen slots dataclasses, for the engine's hot paths.
+"""Fast construction of frozen slots dataclasses (and of tuples of table entries), for the
+engine's hot paths.
 
 A frozen dataclass's generated ``__init__`` sets every field through ``object.__setattr__`` (the
 class's own ``__setattr__`` refuses): for a 15-field round that is most of the cost of a move in a
@@ -16,7 +17,8 @@ class (positional or by name, same defaults); fields with ``init=False`` get the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -57,3 +59,14 @@ def fast_constructor(cls: Callable[P, T]) -> Callable[P, T]:
     build.__qualname__ = build.__name__ = f"fast_{cls.__name__}"
     build.__doc__ = f"Build a {cls.__name__} (same arguments as the class), bypassing its slow frozen __init__."
     return build
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def lookup_all(table: Mapping[K, V] | Sequence[V], keys: Sequence[K]) -> tuple[V, ...]:
+    """``tuple(table[key] for key in keys)``, in one C-level call (legal moves are built this way)."""
+    if len(keys) > 1:
+        return itemgetter(*keys)(table)  # type: ignore[no-any-return]
+    return (table[keys[0]],) if keys else ()  # type: ignore[call-overload]

@@ -26,6 +26,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
+from engine.fastvalue import fast_constructor
 
 Card = str  # a card code, X-1.1
 
@@ -124,7 +125,9 @@ def extend_column(columns: Columns, card: Card) -> Columns:
         new = (card, column[1])
     else:
         new = (column[0], card)
-    return (*columns[:suit], new, *columns[suit + 1 :])
+    out = list(columns)
+    out[suit] = new
+    return tuple(out)
 
 
 def hand_sizes_for(players: int, dealer: int) -> tuple[int, ...]:
@@ -216,6 +219,10 @@ class SixesState:
     round: SixesRound | None
     over: bool
 
+
+_DECK_SET: frozenset[object] = frozenset(DECK)
+_new_round = fast_constructor(SixesRound)
+_new_state = fast_constructor(SixesState)
 
 # Immutable move and expectation values are shared, not rebuilt in the hot path.
 _PLAYS: tuple[dict[Card, Play], ...] = tuple({c: Play(seat, c) for c in DECK} for seat in range(MAX_PLAYERS))
@@ -313,7 +320,12 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         hands: list[tuple[Card, ...] | None] = []
         for positions in layout.hands:
             codes = [cards[p] for p in positions]
-            hands.append(None if None in codes else tuple(parse_card(c) for c in codes))
+            if None in codes:
+                hands.append(None)
+            elif _DECK_SET.issuperset(codes):  # the common case, checked at once
+                hands.append(tuple(codes))  # type: ignore[arg-type]
+            else:
+                hands.append(tuple(parse_card(c) for c in codes))  # names the bad code
         return SixesDeal(dealer, tuple(hands))
 
     def deal_from_json(self, state: SixesState, raw: Mapping[str, object]) -> SixesDeal:
@@ -350,6 +362,13 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         sizes = hand_sizes_for(n, deal.dealer)
         seen: set[Card] = set()
         for seat, hand in enumerate(deal.hands):
+            try:
+                distinct: set[object] = set(hand or ())
+            except TypeError:  # something unhashable: named card by card below
+                distinct = {None}
+            if len(distinct) == len(hand or ()) and distinct <= _DECK_SET and seen.isdisjoint(distinct):
+                seen.update(hand or ())  # the common case, checked as sets; else card by card for the message
+                continue
             for card in hand or ():
                 parse_card(card, seat)
                 if card in seen:
@@ -369,8 +388,8 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         hands = tuple(
             tuple(sorted(hand, key=CARD_INDEX.__getitem__)) if hand is not None else None for hand in deal.hands
         )
-        round_ = SixesRound(deal.dealer, hands, sizes, NO_COLUMNS, _SIXES, None, None, None, 0)
-        return SixesState(n, state.options, state.rounds_started + 1, state.chips, state.pot, round_, False)
+        round_ = _new_round(deal.dealer, hands, sizes, NO_COLUMNS, _SIXES, None, None, None, 0)
+        return _new_state(n, state.options, state.rounds_started + 1, state.chips, state.pot, round_, False)
 
     # play
     def expected(self, state: SixesState) -> Expected:
@@ -427,10 +446,10 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             turn = seat + 1 if seat + 1 < n else 0
             lacks = r.lacks or (frozenset(),) * n
             lacks = (*lacks[:seat], lacks[seat] | r.playable, *lacks[seat + 1 :])
-            new_round = SixesRound(
+            new_round = _new_round(
                 r.dealer, r.hands, r.hand_sizes, r.columns, r.playable, turn, r.opener, None, 0, lacks
             )
-            return SixesState(n, state.options, state.rounds_started, chips, pot, new_round, False)
+            return _new_state(n, state.options, state.rounds_started, chips, pot, new_round, False)
         if type(move) is not Play:
             raise FormatError(f"not a Sixes move: {move!r}", seat)
         card = move.card
@@ -438,21 +457,28 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             parse_card(card, seat)
             raise IllegalMove("X-2.3", _unplayable_reason(r.columns, card), seat)
         new_hand = self._take(r, seat, card)
-        size = r.hand_sizes[seat] - 1
-        sizes = (*r.hand_sizes[:seat], size, *r.hand_sizes[seat + 1 :])
-        hands = r.hands if hand is None else (*r.hands[:seat], new_hand, *r.hands[seat + 1 :])
+        # Lists, not tuple slicing: this is the hot path of every playout.
+        size_list = list(r.hand_sizes)
+        size_list[seat] -= 1
+        size = size_list[seat]
+        sizes = tuple(size_list)
+        hands = r.hands
+        if hand is not None:
+            hand_list = list(hands)
+            hand_list[seat] = new_hand
+            hands = tuple(hand_list)
         columns = extend_column(r.columns, card)
         playable = (r.playable - _ALONE[card]) | _OPENS[card]
         if size:
             turn = seat + 1 if seat + 1 < n else 0
-            new_round = SixesRound(r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0, r.lacks)
-            return SixesState(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
+            new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0, r.lacks)
+            return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
         # X-2.5: the first player out ends the round and takes the whole pot.
         pot = state.pot
         chips = (*state.chips[:seat], state.chips[seat] + pot, *state.chips[seat + 1 :])
-        new_round = SixesRound(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot, r.lacks)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot, r.lacks)
         over = min(chips) == 0  # X-3.1
-        return SixesState(n, state.options, state.rounds_started, chips, 0, new_round, over)
+        return _new_state(n, state.options, state.rounds_started, chips, 0, new_round, over)
 
     def _take(self, r: SixesRound, seat: int, card: Card) -> tuple[Card, ...] | None:
         """The seat's hand without `card` (None if unknown, after checking what this state knows)."""
@@ -502,18 +528,18 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         playable = (r.playable - _ALONE[OPENING_CARD]) | _OPENS[OPENING_CARD]
         turn = (seat + 1) % n  # X-2.3
         # A hand of one card cannot happen (X-1.3: at least 5 cards each), so O6 never ends the round.
-        new_round = SixesRound(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0, r.lacks)
-        return SixesState(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0, r.lacks)
+        return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
 
     def view(self, state: SixesState, seat: int) -> SixesState:
         r = state.round
         if r is None:
             return state
         hands = tuple(h if s == seat else None for s, h in enumerate(r.hands))
-        new_round = SixesRound(
+        new_round = _new_round(
             r.dealer, hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
         )
-        return SixesState(
+        return _new_state(
             state.players, state.options, state.rounds_started, state.chips, state.pot, new_round, state.over
         )
 
@@ -588,3 +614,46 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
 
 
 SIXES = Sixes()
+
+
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: SixesState, seat: int) -> tuple[Card, ...]:
+    """The cards `seat` cannot place from its view, in deck order: those of the hands it does not
+    know (every card not on the table is in some hand, X-1.3). What a search samples from."""
+    r = view.round
+    if r is None:
+        return ()
+    known = {card for hand in r.hands for card in hand or ()}
+    return tuple(card for card in DECK if card not in known and not on_table(r.columns, card))
+
+
+def determinize(view: SixesState, seat: int, hands: Mapping[int, Sequence[Card]]) -> SixesState:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once `hands[s]` is assigned
+    to every seat whose hand the view lacks (exactly `hand_sizes[s]` cards each, all of them
+    `unseen_cards`, none twice; FormatError names what is wrong). A search samples the hands
+    consistently with what the seat saw (a pass proves its seat held no playable card, X-2.4) and
+    plays on the result with `legal_moves` / `apply` like any state."""
+    r = view.round
+    if r is None:
+        if hands:
+            raise FormatError("determinize: no round has been dealt, so nothing is hidden")
+        return view
+    hidden = {s for s, hand in enumerate(r.hands) if hand is None}
+    if set(hands) != hidden:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden)}, not {sorted(hands)}")
+    assigned = [card for s in sorted(hands) for card in hands[s]]
+    unseen = set(unseen_cards(view, seat))
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({str(c) for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(bad)}")
+    full: list[tuple[Card, ...] | None] = list(r.hands)
+    for s, hand in hands.items():
+        if len(hand) != r.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
+        full[s] = tuple(sorted(hand, key=CARD_INDEX.__getitem__))
+    new_round = _new_round(
+        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
+    )
+    return _new_state(view.players, view.options, view.rounds_started, view.chips, view.pot, new_round, view.over)

@@ -24,7 +24,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
-from engine.fastvalue import fast_constructor
+from engine.fastvalue import fast_constructor, lookup_all
 
 # S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
 COLOURS = ("R", "Y", "G", "B", "P")
@@ -501,7 +501,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         colour = None
         moves: tuple[Move, ...]
         if kind == "predict":
-            moves = tuple(map(_PREDICTS[seat].__getitem__, hand))
+            moves = lookup_all(_PREDICTS[seat], hand)
         elif kind == "split":
             moves = _SPLITS[seat]
         else:
@@ -514,7 +514,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                     if following:
                         playable = following
             if _SPECIAL_CARDS.isdisjoint(playable):  # the common case: one play per card
-                moves = tuple(map(_SINGLE_PLAYS[seat].__getitem__, playable))
+                moves = lookup_all(_SINGLE_PLAYS[seat], playable)
             else:
                 plain = _PLAIN_BY_SEAT[seat]
                 can_block = bool(trick) and all(p.block is None for p in trick)
@@ -897,3 +897,76 @@ def _bump(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:
 
 
 SIXTH_SENSE = SixthSense()
+
+
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: SixthSenseState, seat: int) -> tuple[Card, ...]:
+    """The cards `seat` cannot place from its view, in deck order: the other hands, the other seats'
+    hidden prediction cards, a trump not yet turned (S-8.3) and the stock. What a search samples
+    `determinize`'s hidden cards from (the seat's own knowledge, e.g. a peek, narrows it further)."""
+    r = view.round
+    if r is None:
+        return ()
+    seen: set[Card] = set(r.played)
+    for hand in r.hands:
+        seen.update(hand or ())
+    seen.update(card for card in r.predictions if card is not None)
+    if r.trump is not None:
+        seen.add(r.trump)
+    return tuple(card for card in deck_for(view.players) if card not in seen)
+
+
+def determinize(
+    view: SixthSenseState,
+    seat: int,
+    hands: Mapping[int, Sequence[Card]],
+    predictions: Mapping[int, Card] | None = None,
+    trump: Card | None = None,
+) -> SixthSenseState:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once its hidden cards are
+    assigned: `hands[s]` for every seat whose hand the view lacks (exactly `hand_sizes[s]` cards),
+    `predictions[s]` for every seat that has predicted without the view knowing its card (S-3.4),
+    and `trump` when the view has not seen it turned (S-8.3 late trump), else None. A hand holds
+    no card of a colour its seat has shown it lacks (`Round.voids`, S-4.2).
+
+    For a search (information-set Monte Carlo): sample the assignment from `unseen_cards`, then
+    play on the result with `legal_moves` / `apply` like any state. Every assigned card must be
+    unseen by `seat`, none twice; FormatError names what is wrong. Cheap: one new round."""
+    r = view.round
+    if r is None or r.points is not None:
+        if hands or predictions or trump is not None:
+            raise FormatError("determinize: no round is being played, so nothing is hidden")
+        return view
+    predictions = predictions or {}
+    hidden_hands = {s for s, hand in enumerate(r.hands) if hand is None}
+    hidden_predictions = {s for s in range(view.players) if r.predicted[s] and r.predictions[s] is None}
+    if set(hands) != hidden_hands:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden_hands)}, not {sorted(hands)}")
+    if set(predictions) != hidden_predictions:
+        wanted, given = sorted(hidden_predictions), sorted(predictions)
+        raise FormatError(f"determinize: prediction cards are needed for seats {wanted}, not {given}")
+    trump_hidden = r.trump is None and view.options.late_trump and not view.options.beginner
+    if (trump is not None) != trump_hidden:
+        raise FormatError("determinize: a trump card is given exactly when the view has not seen it (S-8.3)")
+    assigned: list[Card] = [card for s in sorted(hands) for card in hands[s]]
+    assigned.extend(predictions[s] for s in sorted(predictions))
+    if trump is not None:
+        assigned.append(trump)
+    unseen = set(unseen_cards(view, seat))
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({c.code for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(bad)}")
+    for s, hand in hands.items():
+        if len(hand) != r.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
+        lacking = [card.code for card in hand if card.colour in r.voids[s]]
+        if lacking:  # S-4.2: the seat has shown it holds no card of these colours
+            raise FormatError(f"determinize: seat {s} showed it lacks the colour of {', '.join(lacking)}")
+    full_hands = tuple(_sorted_hand(hands[s]) if h is None else h for s, h in enumerate(r.hands))
+    full_predictions = tuple(predictions.get(s, p) for s, p in enumerate(r.predictions))
+    return _with_round(view, _new_round(
+        r.dealer, full_hands, r.hand_sizes, r.trump if trump is None else trump, r.predicted, full_predictions,
+        r.leader, r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
+    ))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import is_
 from typing import Literal
 
 from engine.api import (
@@ -30,6 +32,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
+from engine.fastvalue import fast_constructor, lookup_all
 
 MAX_CARD = 104  # T-1.1
 ROWS = 4  # T-2.1
@@ -59,7 +62,7 @@ BULLHEADS: tuple[int, ...] = (0, *(bullheads(card) for card in range(1, MAX_CARD
 
 
 def row_bullheads(row: Sequence[int]) -> int:
-    return sum(BULLHEADS[card] for card in row)
+    return sum(map(BULLHEADS.__getitem__, row))
 
 
 def deck_size(players: int, tactic: bool) -> int:
@@ -75,6 +78,12 @@ def placement_target(rows: Sequence[Sequence[int]], card: int, profi: bool = Fal
     """
     right = left = -1
     right_diff = left_diff = MAX_CARD + 1
+    if not profi:  # the common case, with one comparison per row (placement is the hot path)
+        for index, row in enumerate(rows):
+            diff = card - row[-1]
+            if 0 < diff < right_diff:
+                right, right_diff = index, diff
+        return (right, "right") if right >= 0 else None
     for index, row in enumerate(rows):
         diff = card - row[-1]
         if 0 < diff < right_diff:
@@ -161,6 +170,9 @@ class Take6State:
     pending: tuple[tuple[int, int], ...]  # revealed (card, seat) still to place; the first owes a row
     out: int  # bit c set: card c has been seen on the table this round (row starts, revealed plays)
     turn: int  # turns completed this round
+    # A cache of what `expected` derives from the fields above, filled at most once per state:
+    # never compared, hashed or printed, not part of the value.
+    _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def deck_size(self) -> int:
@@ -172,6 +184,38 @@ _PLAYS = tuple(tuple(Play(seat, card) for card in range(MAX_CARD + 1)) for seat 
 _PICKS = tuple(tuple(Pick(seat, card) for card in range(MAX_CARD + 1)) for seat in range(10))
 _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in range(10))
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
+_CODE_SET: frozenset[object] = frozenset(_CODES)
+_new_state = fast_constructor(Take6State)
+_DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
+_LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
+_PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
+
+
+def _play_expected(owing: tuple[bool, ...]) -> Expected:
+    """T-3.1: the seats with `owing[seat]` true still owe their choice of a card (made once per set)."""
+    expected = _PLAY_EXPECTED.get(owing)
+    if expected is None:
+        seats = tuple(seat for seat, owes in enumerate(owing) if owes)
+        expected = _PLAY_EXPECTED[owing] = Expected("move", seats, "play")
+    return expected
+
+
+def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
+    """The deal layout (made once per table kind): hands, then the rows; with logic (T-5.2) 4 row
+    starts, then the face-up pool, and no hands."""
+    layout = _LAYOUTS.get((players, tactic, logic))
+    if layout is None:
+        size = deck_size(players, tactic)
+        deck = _DECK_CODES[:size]
+        if logic:
+            layout = DealLayout(deck, ((),) * players, table=tuple(range(size)))
+        else:
+            hands = tuple(tuple(range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)) for seat in range(players))
+            layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
+        _LAYOUTS[players, tactic, logic] = layout
+    return layout
+# Fills the cache field of a frozen state (the value itself is unchanged: see the field comment).
+_remember = object.__setattr__
 _DECK_CODES = tuple(str(card) for card in range(1, MAX_CARD + 1))
 
 
@@ -218,7 +262,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if not self.min_players <= players <= self.max_players:
             raise IllegalMove("T-1.2", f"6 nimmt! is for 2–10 players, not {players}")
         zeros = (0,) * players
-        return Take6State(
+        return _new_state(
             players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
             (None,) * players, (), 0, 0,
         )
@@ -245,26 +289,24 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         return (state.dealer + 1) % state.players  # T-5.4
 
     def layout(self, state: Take6State, dealer: int) -> DealLayout:
-        n = state.players
-        size = state.deck_size
-        deck = _DECK_CODES[:size]
-        if state.options.logic:  # T-5.2: 4 row starts, then the face-up pool; no hands
-            return DealLayout(deck, ((),) * n, table=tuple(range(size)))
-        hands = tuple(tuple(range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)) for seat in range(n))
-        rows = tuple(range(n * HAND_SIZE, n * HAND_SIZE + ROWS))
-        return DealLayout(deck, hands, table=rows)
+        return _layout(state.players, state.options.tactic, state.options.logic)
 
     def deal_from_cards(self, state: Take6State, dealer: int, cards: Sequence[str | None]) -> Take6Deal:
         layout = self.layout(state, dealer)
         if len(cards) != len(layout.deck):
             raise FormatError(f"a deal needs {len(layout.deck)} positions, got {len(cards)}")
         try:
-            known = [_CODES[code] for code in cards if code is not None]
-        except (KeyError, TypeError):
-            known = [parse_card_code(code) for code in cards if code is not None]  # names the bad code
-        if len(set(known)) != len(known):
-            twice = sorted(card for card in set(known) if known.count(card) > 1)
-            raise IllegalMove("T-2.1", f"card {twice[0]} is dealt twice")
+            distinct = set(cards)
+        except TypeError:  # an unhashable code: named below
+            distinct = set()
+        if len(distinct) != len(cards) or not distinct <= _CODE_SET:  # not the common case: full knowledge
+            try:
+                known = [_CODES[code] for code in cards if code is not None]
+            except (KeyError, TypeError):
+                known = [parse_card_code(code) for code in cards if code is not None]  # names the bad code
+            if len(set(known)) != len(known):
+                twice = sorted(card for card in set(known) if known.count(card) > 1)
+                raise IllegalMove("T-2.1", f"card {twice[0]} is dealt twice")
 
         def table_card(position: int) -> int:
             code = cards[position]
@@ -279,12 +321,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: list[tuple[int, ...] | None] = []
         for seat, positions in enumerate(layout.hands):
             codes = [cards[p] for p in positions]
-            if all(code is None for code in codes):
+            if None not in codes:  # checked above: every known code is a card
+                hands.append(tuple(sorted(map(_CODES.__getitem__, codes))))  # type: ignore[arg-type]
+            elif all(code is None for code in codes):
                 hands.append(None)
-            elif any(code is None for code in codes):
-                raise FormatError(f"seat {seat}'s hand is only partly known")
             else:
-                hands.append(tuple(sorted(parse_card_code(code) for code in codes)))
+                raise FormatError(f"seat {seat}'s hand is only partly known")
         return Take6Deal(dealer, tuple(table_card(p) for p in layout.table), tuple(hands))
 
     def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
@@ -332,26 +374,37 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         size = state.deck_size
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
-        seen = 0
+        seen: set[int] = set()
 
         def take(card: int, seat: int | None = None) -> None:
-            nonlocal seen
             if not 1 <= card <= MAX_CARD:
                 raise FormatError(f"unknown 6 nimmt! card {card!r}", seat)
             if card > size:
                 raise IllegalMove("T-5.1", f"card {card} is not in the tactic deck 1–{size}", seat)
-            if seen >> card & 1:
+            if card in seen:
                 raise IllegalMove("T-2.1", f"card {card} is dealt twice", seat)
-            seen |= 1 << card
+            seen.add(card)
 
+        def take_all(cards: Sequence[int], seat: int | None = None) -> None:
+            """`take` each card: checked as a set first (the common case), card by card for the message."""
+            try:
+                distinct = set(cards)
+            except TypeError:  # something unhashable: named card by card
+                distinct = set()
+            if len(distinct) == len(cards) and distinct <= _DECK_SETS[size] and seen.isdisjoint(distinct):
+                seen.update(distinct)
+                return
+            for card in cards:
+                take(card, seat)
+
+        take_all(deal.rows)
+        rows_mask = 0
         for card in deal.rows:
-            take(card)
-        rows_mask = seen
+            rows_mask |= 1 << card
         if state.options.logic:
-            for card in deal.pool:
-                take(card)
+            take_all(deal.pool)
             if len(deal.pool) != size - ROWS:
-                missing = next(c for c in range(1, size + 1) if not seen >> c & 1)
+                missing = next(c for c in range(1, size + 1) if c not in seen)
                 raise IllegalMove("T-5.2", f"all other cards of the deck lie face up: card {missing} is missing")
             hands: tuple[tuple[int, ...] | None, ...] = ((),) * n
             sizes = (0,) * n
@@ -365,13 +418,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     continue
                 if len(hand) != HAND_SIZE:
                     raise IllegalMove("T-2.1", f"each player gets 10 cards; seat {seat} gets {len(hand)}", seat)
-                for card in hand:
-                    take(card, seat)
+                take_all(hand, seat)
             hands = tuple(tuple(sorted(hand)) if hand is not None else None for hand in deal.hands)
             sizes = (HAND_SIZE,) * n
             pool = ()
             stage = "play"
-        return Take6State(
+        return _new_state(
             n,
             state.options,
             state.round_index + 1,
@@ -391,9 +443,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     # --- play ----------------------------------------------------------------------------
     def expected(self, state: Take6State) -> Expected:
+        expected = state._expected
+        if expected is None:
+            expected = self._expected(state)
+            _remember(state, "_expected", expected)
+        return expected
+
+    def _expected(self, state: Take6State) -> Expected:
         stage = state.stage
         if stage == "play":
-            return Expected("move", tuple([s for s, c in enumerate(state.chosen) if c is None]), "play")
+            return _play_expected(tuple(map(is_, state.chosen, repeat(None))))
         if stage == "take_row":
             return Expected("move", (state.pending[0][1],), "take_row")
         if stage == "pick":
@@ -416,11 +475,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             hand = state.hands[seat]
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
-            return tuple(map(_PLAYS[seat].__getitem__, hand))
+            return lookup_all(_PLAYS[seat], hand)
         if stage == "take_row":
             return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "pick" and seat == self._picker(state):
-            return tuple(map(_PICKS[seat].__getitem__, state.pool))
+            return lookup_all(_PICKS[seat], state.pool)
         return ()
 
     def apply(self, state: Take6State, move: Take6Move) -> Take6State:
@@ -472,16 +531,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             mark = HIDDEN
         elif hand is not None and card in hand:  # the common case, full knowledge of the hand
             index = hand.index(card)
-            hands = (*hands[:seat], hand[:index] + hand[index + 1 :], *hands[seat + 1 :])
+            new_hands = list(hands)  # lists, not tuple slicing: this is the hot path of every playout
+            new_hands[seat] = hand[:index] + hand[index + 1 :]
+            hands = tuple(new_hands)
             mark = card
         else:
             self._check_card(state, seat, card)
             mark = card
-        sizes = state.hand_sizes
-        sizes = (*sizes[:seat], sizes[seat] - 1, *sizes[seat + 1 :])
-        chosen = (*chosen[:seat], mark, *chosen[seat + 1 :])
+        sizes_list = list(state.hand_sizes)
+        sizes_list[seat] -= 1
+        sizes = tuple(sizes_list)
+        chosen_list = list(chosen)
+        chosen_list[seat] = mark
+        chosen = tuple(chosen_list)
         if None in chosen:
-            return Take6State(
+            return _new_state(
                 state.players, state.options, state.round_index, state.dealer, "play", state.totals,
                 state.penalty, state.rows, hands, sizes, state.pool, chosen, state.pending, state.out,
                 state.turn,
@@ -560,7 +624,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         for index, (card, seat) in enumerate(pending):
             target = placement_target(rows, card, profi)
             if target is None:  # T-3.5: the player chooses a row to take
-                return Take6State(
+                return _new_state(
                     n, state.options, state.round_index, state.dealer, "take_row", tuple(totals),
                     tuple(penalty), tuple(rows), hands, sizes, state.pool, (None,) * n,
                     tuple(pending[index:]), out, state.turn,
@@ -580,7 +644,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         stage: Stage = "play"
         if not any(sizes):
             stage = "over" if max(totals) > END_ABOVE else "deal"  # T-4.1
-        return Take6State(
+        return _new_state(
             n, state.options, state.round_index, state.dealer, stage, tuple(totals), tuple(penalty),
             tuple(rows), hands, sizes, state.pool, (None,) * n, (), out, state.turn + 1,
         )
@@ -621,7 +685,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hand = list(state.hands[seat] or ())
         insort(hand, card)
         sizes = (*state.hand_sizes[:seat], state.hand_sizes[seat] + 1, *state.hand_sizes[seat + 1 :])
-        return Take6State(
+        return _new_state(
             state.players, state.options, state.round_index, state.dealer,
             "play" if sum(sizes) == HAND_SIZE * state.players else "pick", state.totals, state.penalty,
             state.rows, (*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]), sizes,
@@ -715,6 +779,73 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         return out
 
 
+# --- search support: full-knowledge states from a seat's view -------------------------------
+
+
+def unseen_cards(view: Take6State, seat: int) -> tuple[int, ...]:
+    """The cards of the deck that `seat` cannot place from its view, lowest first: the other hands,
+    the other seats' hidden choices (outside logic, T-5.2) and the cards nobody was dealt. What a
+    search samples `determinize`'s hidden cards from."""
+    seen = view.out
+    for hand in view.hands:
+        for card in hand or ():
+            seen |= 1 << card
+    for choice in (*view.pool, *view.chosen):
+        if choice is not None and choice != HIDDEN:
+            seen |= 1 << choice
+    return tuple(card for card in range(1, view.deck_size + 1) if not seen >> card & 1)
+
+
+def determinize(
+    view: Take6State, seat: int, hands: Mapping[int, Sequence[int]], chosen: Mapping[int, int] | None = None
+) -> Take6State:
+    """The full-knowledge state that `view` (what `seat` knows) becomes once its hidden cards are
+    assigned: `hands[s]` for every seat whose hand the view lacks (exactly `hand_sizes[s]` cards,
+    the card it may have chosen this turn not counted), and `chosen[s]` for every seat whose choice
+    this turn is hidden (T-3.1): with logic (T-5.2) one of the cards of its public hand, else an
+    unseen card.
+
+    For a search (information-set Monte Carlo): sample the assignment from `unseen_cards`, then
+    play on the result with `legal_moves` / `apply` like any state. Every assigned card must be
+    unseen by `seat` (or, with logic, a chosen card from the chooser's hand), none twice;
+    FormatError names what is wrong."""
+    chosen = chosen or {}
+    if view.stage == "reveal":
+        raise FormatError("determinize: reveal this turn's choices first (the state waits in phase 'reveal')")
+    hidden_hands = {s for s, hand in enumerate(view.hands) if hand is None}
+    hidden_choices = {s for s, card in enumerate(view.chosen) if card == HIDDEN}
+    if set(hands) != hidden_hands:
+        raise FormatError(f"determinize: hands are needed for seats {sorted(hidden_hands)}, not {sorted(hands)}")
+    if set(chosen) != hidden_choices:
+        wanted, given = sorted(hidden_choices), sorted(chosen)
+        raise FormatError(f"determinize: chosen cards are needed for seats {wanted}, not {given}")
+    unseen = set(unseen_cards(view, seat))
+    full_hands = list(view.hands)
+    assigned: list[int] = []
+    for s, hand in hands.items():
+        if len(hand) != view.hand_sizes[s]:
+            raise FormatError(f"determinize: seat {s} holds {view.hand_sizes[s]} cards, not {len(hand)}")
+        assigned.extend(hand)
+        full_hands[s] = tuple(sorted(hand))
+    for s, card in chosen.items():
+        known = view.hands[s]
+        if known is not None:  # T-5.2 logic: the choice is one of the cards of the public hand
+            if card not in known:
+                raise FormatError(f"determinize: seat {s} cannot have chosen card {card}: its hand is {list(known)}")
+            index = known.index(card)
+            full_hands[s] = known[:index] + known[index + 1 :]
+        else:
+            assigned.append(card)
+    if len(set(assigned)) != len(assigned) or not unseen.issuperset(assigned):
+        bad = sorted({c for c in assigned if c not in unseen or assigned.count(c) > 1})
+        raise FormatError(f"determinize: cards seen by seat {seat} or assigned twice: {', '.join(map(str, bad))}")
+    full_chosen = tuple(chosen.get(s, card) for s, card in enumerate(view.chosen))
+    return _new_state(
+        view.players, view.options, view.round_index, view.dealer, view.stage, view.totals, view.penalty,
+        view.rows, tuple(full_hands), view.hand_sizes, view.pool, full_chosen, view.pending, view.out, view.turn,
+    )
+
+
 TAKE6 = Take6()
 
 __all__ = [
@@ -731,7 +862,9 @@ __all__ = [
     "TakeRow",
     "bullheads",
     "deck_size",
+    "determinize",
     "parse_card_code",
     "placement_target",
     "row_bullheads",
+    "unseen_cards",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import secrets
 import sys
@@ -11,26 +12,57 @@ from pathlib import Path
 
 from engine.api import RuleError
 from engine.games import all_games, get_game
-from engine.record import GameRecord, RecordFault, replay_text
+from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
 from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from lanplay.discovery import DiscoveryError
+    from lanplay.netcli import CommandError
+    from lanplay.store import StoreError
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:  # `lanplay` alone: the lobby
-        from lanplay.ui.lobby_screen import lobby_command
+    for top, own in (("top_name", "name"), ("top_lang", "lang")):
+        if getattr(args, top) is not None and getattr(args, own, None) is None:
+            setattr(args, own, getattr(args, top))
+    try:
+        if args.command is None:  # `lanplay` alone: the lobby
+            from lanplay.ui.lobby_screen import lobby_command
 
-        return lobby_command(None, None, None)
-    apply_budget_argument(getattr(args, "bot_budget", None))
-    result: int = args.run(args)
+            return lobby_command(args.top_name, args.top_lang, None)
+        apply_budget_argument(getattr(args, "bot_budget", None))
+        result: int = args.run(args)
+    except (CommandError, DiscoveryError, StoreError) as exc:
+        # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
+        print(f"lanplay: {exc}", file=sys.stderr)
+        return 2
     return result
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lanplay")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lanplay", description="Card games across laptops on one local network.")
+    parser.add_argument("--version", action="version", version=f"lanplay {_version()}")
     parser.set_defaults(command=None)
+    # `lanplay --name Ann` is the lobby's --name; before a command it is that command's default
+    parser.add_argument("--name", dest="top_name", metavar="NAME", help="your name at the table")
+    parser.add_argument("--lang", dest="top_lang", choices=["en", "nl"], help="language of the screens")
     sub = parser.add_subparsers(dest="command")
+
+    where = sub.add_parser(
+        "where", help="where lanplay keeps its files: data directory, identity, network in use, unfinished games"
+    )
+    where.add_argument("--interface", help="the IPv4 address to play on (as for the other commands)")
+    where.set_defaults(run=run_where)
 
     replay = sub.add_parser("replay", help="replay and check a game record")
     replay.add_argument("file", type=Path, help="a lanplay-record/1 file")
@@ -43,21 +75,31 @@ def build_parser() -> argparse.ArgumentParser:
     lobby.add_argument("--interface", help="the IPv4 address to play on (default $LANPLAY_INTERFACE or 127.0.0.1)")
     lobby.set_defaults(run=run_lobby)
 
-    play = sub.add_parser("play", help="play on this laptop against bots")
-    play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense")
-    play.add_argument("--bots", type=int, default=3, help="how many bots join you")
-    play.add_argument("--name", default="You")
+    # --- `lanplay play` (its options, their help and their checks live together here and in run_play)
+    from lanplay.describe import options_help
+
+    play = sub.add_parser(
+        "play", help="play on this laptop against bots", description="Play a game on this laptop against bots.",
+        epilog=options_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense",
+                      help="the game to play (default: sixth-sense)")
+    play.add_argument("--bots", type=int, default=3, help="how many bots join you (default: 3)")
+    play.add_argument("--name", default=None, help="your name at the table (default: your login name)")
     play.add_argument(
-        "--option", action="append", default=[], metavar="KEY=VALUE", help="a table option, e.g. target=20"
-    )
-    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
+        "--option", action="append", default=[], metavar="KEY=VALUE",
+        help="a table option, repeatable, e.g. --option target=20 (the keys of each game are listed below)",
+    )  # fmt: skip
+    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic",
+                      help="how the bots play: random (easy), heuristic or expert (default: heuristic)")
     add_budget_argument(play)
     play.add_argument(
         "--record", type=Path,
         help="also copy the game record here (it is saved in the data directory's records/; with --plain or "
         "--offline: where to save it, default the current folder)",
     )  # fmt: skip
-    play.add_argument("--plain", action="store_true", help="the plain-text loop instead of the full-screen table")
+    play.add_argument("--plain", action="store_true",
+                      help="play by typing numbers, as plain text (for any terminal or a script)")
     play.add_argument(
         "--offline", action="store_true",
         help="the full-screen table on an in-process engine (no protocol, no network sockets)",
@@ -82,34 +124,49 @@ def run_replay(args: argparse.Namespace) -> int:
     try:
         replay = replay_text(text)
     except RecordFault as fault:
-        return _report_fault(fault, args.json)
+        return _report_fault(fault, args.json, text)
     if args.json:
         print(json.dumps(replay.to_json()))
     else:
-        for line in replay_lines(replay):
-            print(line)
+        try:
+            for line in replay_lines(replay):
+                print(line)
+        except BrokenPipeError:  # `lanplay replay FILE | head`: the reader has seen enough
+            sys.stderr.close()
     return 0
 
 
-def _report_fault(fault: RecordFault, as_json: bool) -> int:
+def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
+    """`--json`: the spec's error object (0-based indexes); else the replay's own words (Round 1, Bot 1)."""
+    from lanplay.describe import fault_text
+
     if as_json:
         print(json.dumps(fault.to_json()))
     else:
-        where = ", ".join(
-            f"{label} {value}"
-            for label, value in (("round", fault.round), ("move", fault.move), ("seat", fault.seat))
-            if value is not None
-        )
-        print(f"faulty record ({where or 'header'}): {fault.rule}: {fault.message}", file=sys.stderr)
+        players = None
+        with contextlib.suppress(RecordFault):  # a header too broken to name the players: seat numbers
+            players = parse_record(load_record_text(text)).players if text else None
+        print(fault_text(fault, players), file=sys.stderr)
     return 2
 
 
-def parse_options(pairs: Sequence[str]) -> dict[str, object]:
+class OptionError(ValueError):
+    """A `--option` that is not KEY=VALUE or names no option of the game."""
+
+
+def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str, object]:
+    """`KEY=VALUE` pairs; VALUE is JSON where it parses (true, 20), else a string. With `game_id`, every
+    key must be one of that game's options."""
+    from lanplay.describe import option_keys_text, valid_option_keys
+
     options: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--option wants KEY=VALUE, got {pair!r}")
+        if not sep or not key:
+            hint = f"; for {game_id}: {option_keys_text(game_id)}" if game_id else ""
+            raise OptionError(f"--option wants KEY=VALUE, e.g. {key or 'target'}=true, not {pair!r}{hint}")
+        if game_id is not None and key not in valid_option_keys(game_id):
+            raise OptionError(f"{game_id} has no option {key!r}; its options: {option_keys_text(game_id)}")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -118,6 +175,7 @@ def parse_options(pairs: Sequence[str]) -> dict[str, object]:
 
 
 def run_play(args: argparse.Namespace) -> int:
+    from lanplay.describe import default_player_name, option_keys_text
     from lanplay.local import play_local
 
     game = get_game(args.game)
@@ -130,14 +188,25 @@ def run_play(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        options = game.options_from_json(parse_options(args.option))
-    except RuleError as exc:
-        print(f"bad option: {exc.message}", file=sys.stderr)
+        options = game.options_from_json(parse_options(args.option, game.id))
+    except OptionError as exc:
+        print(f"lanplay play: {exc}", file=sys.stderr)
         return 2
+    except RuleError as exc:
+        print(f"lanplay play: bad option: {exc.message} (options of {game.id}: {option_keys_text(game.id)})",
+              file=sys.stderr)
+        return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) and not args.plain:
+        print("lanplay play: the full-screen table needs a terminal (standard input and output are not one); "
+              "use --plain to play by typing numbers", file=sys.stderr)
+        return 2
+    args.name = args.name or default_player_name()
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
+    from lanplay.ui.i18n import detect_lang
+
     if not args.plain:
-        from lanplay.ui.app import play_local_table, play_net_table
-        from lanplay.ui.i18n import detect_lang
+        from lanplay.ui.app import play_local_table
+        from lanplay.ui.play import play_net_table
 
         if args.offline:
             return play_local_table(
@@ -148,9 +217,35 @@ def run_play(args: argparse.Namespace) -> int:
             game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
             record_copy=args.record,
         )
-    record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout)
+    record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout,
+                        lang=detect_lang(args.lang))
     save_record(record, path)
     print(f"Game record saved to {path}")
+    return 0
+
+
+def run_where(args: argparse.Namespace) -> int:
+    from lanplay.network import network_in_use
+    from lanplay.runner import unfinished_journal
+    from lanplay.store import data_dir, load_or_create_identity
+
+    directory = data_dir()
+    identity = load_or_create_identity(directory)
+    network = network_in_use(args.interface, directory, ask=True)  # a bad choice is one line, before the rest
+    print(f"data directory: {directory}")
+    print(f"identity: {identity.public.fingerprint} ({directory / 'identity.key'})")
+    if network is None:
+        print("network: none chosen yet (the lobby asks; the commands play on this laptop only)")
+    else:
+        print(f"network: {network.label} ({network.address}, from {network.source})")
+    found = unfinished_journal(directory)
+    if found is None:
+        print("unfinished games: none")
+    else:
+        plan, path = found
+        names = ", ".join(seat.name for seat in plan.seats)
+        print(f"unfinished games: {get_game(plan.game).title} with {names} ({path}); `lanplay`, then r, resumes it")
+    print(f"records: {directory / 'records'}")
     return 0
 
 

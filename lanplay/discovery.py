@@ -67,6 +67,8 @@ MAX_PROTOCOL_VERSION = 65535
 MAX_INT_DIGITS = 6
 
 TXT_KEYS = ("v", "game", "opts", "table", "taken", "seats", "host", "fp")
+# Keys an older host does not send: a missing one takes its default.
+OPTIONAL_TXT_KEYS = ("bots",)
 
 _TABLE_ID_RE = re.compile(rf"[0-9a-f]{{{MIN_TABLE_ID_LEN},{MAX_TABLE_ID_LEN}}}")
 _GAME_RE = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_GAME_LEN - 1}}}")
@@ -159,6 +161,7 @@ class TableAdvert:
     protocol_version: int
     address: str
     port: int
+    host_bots: int = 0  # bot seats the host's laptop runs (and so can see the cards of)
     _options_json: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -184,6 +187,7 @@ class TableAdvert:
         # Canonical form, so "127.0.0.1" and an equivalent spelling compare equal.
         object.__setattr__(self, "address", _check_ipv4("address", self.address))
         _check_int("port", self.port, 1, 65535)
+        _check_int("host_bots", self.host_bots, 0, total)
 
     def _check_options(self) -> None:
         if not isinstance(self.options, dict) or not all(isinstance(k, str) for k in self.options):
@@ -227,6 +231,7 @@ class TableAdvert:
             "seats": str(self.seats_total),
             "host": self.host_name,
             "fp": self.host_fingerprint,
+            "bots": str(self.host_bots),
         }
 
     @classmethod
@@ -239,7 +244,7 @@ class TableAdvert:
         values: dict[str, str] = {}
         for raw_key, value in txt.items():
             key = raw_key.lower()
-            if key not in TXT_KEYS:
+            if key not in TXT_KEYS and key not in OPTIONAL_TXT_KEYS:
                 continue
             if key in values:
                 raise AdvertError(f"TXT key {key!r} appears twice")
@@ -266,6 +271,7 @@ class TableAdvert:
             protocol_version=uint("v"),
             address=address,
             port=port,
+            host_bots=uint("bots") if "bots" in values else 0,
         )
 
     @classmethod
@@ -335,7 +341,7 @@ def _decode_options(raw: str) -> dict[str, object]:
 # --- interfaces ---------------------------------------------------------------------------
 
 
-def _check_interface(address: str, source: str = "interface") -> str:
+def check_interface(address: str, source: str = "interface") -> str:
     try:
         parsed = ipaddress.IPv4Address(address.strip())
     except ValueError:
@@ -355,10 +361,10 @@ def interface_from_env(cli_value: str | None) -> str:
     address of a single interface.
     """
     if cli_value is not None:
-        return _check_interface(cli_value, "--interface")
+        return check_interface(cli_value, "--interface")
     env_value = os.environ.get(ENV_INTERFACE, "")
     if env_value.strip():
-        return _check_interface(env_value, ENV_INTERFACE)
+        return check_interface(env_value, ENV_INTERFACE)
     return DEFAULT_INTERFACE
 
 
@@ -431,7 +437,7 @@ class TableAdvertiser:
     """
 
     def __init__(self, advert: TableAdvert, *, interface: str) -> None:
-        self._interface = _check_interface(interface)
+        self._interface = check_interface(interface)
         self._advert = advert
         self._info: AsyncServiceInfo | None = None
         self._aiozc: AsyncZeroconf | None = None
@@ -534,7 +540,7 @@ class TableBrowser:
         on_change: TablesCallback | None = None,
         resolve_timeout: float = 3.0,
     ) -> None:
-        self._interface = _check_interface(interface)
+        self._interface = check_interface(interface)
         self._on_change = on_change
         self._resolve_timeout_ms = resolve_timeout * 1000
         self._tables: dict[str, TableAdvert] = {}
@@ -568,6 +574,10 @@ class TableBrowser:
         """Stop browsing and close the sockets. ``tables`` keeps its last contents."""
         aiozc, browser = self._aiozc, self._browser
         self._aiozc = self._browser = None
+        # The browser first: an event arriving while the resolvers are cancelled would start a new one
+        # on a Zeroconf that is closing (NotRunningException in a task nobody awaits).
+        if browser is not None:
+            await browser.async_cancel()
         tasks = list(self._resolving.values())
         self._resolving.clear()
         for task in tasks:
@@ -575,8 +585,6 @@ class TableBrowser:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if browser is not None:
-            await browser.async_cancel()
         if aiozc is not None:
             await aiozc.async_close()
 
@@ -607,6 +615,8 @@ class TableBrowser:
         self, zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange
     ) -> None:
         # Called synchronously by zeroconf on the loop: anything slow goes into a task.
+        if self._aiozc is None:
+            return  # stopping: no new resolver on a Zeroconf that is closing
         key = name.lower()
         previous = self._resolving.pop(key, None)
         if previous is not None:

@@ -1,13 +1,29 @@
-"""The lobby: gathering the seats of a table before the game's mesh exists.
+"""The lobby: gathering the seats of a table before the game's mesh exists (I7: the lobby is signed).
 
 The host of a table listens on one WebSocket address (advertised by mDNS, or given as
-`lanplay join HOST:PORT`). A joiner dials it, runs the same authenticated, encrypted link handshake
-as the mesh (`protocol.link`, accepting any identity: this is where strangers become players), and
-sends ``{"join": {"name", "mesh": [address, port]}}``. The host answers with the seat list
-(``{"seats": [...], "you": seat}``) whenever it changes, and once every seat is taken, with
-``{"start": {...}}``: the table's settings (game, options, every seat's public key and name) and
-where each seat's mesh listens. The game's table id is the hash of those settings, so two peers
-told different settings cannot play at one table: their messages would not even verify.
+`lanplay join HOST:PORT`). A joiner dials it and runs the same authenticated, encrypted link
+handshake as the mesh (`protocol.link`, accepting any identity: this is where strangers become
+players). When the table was found by mDNS, the joiner **pins the host key**: the key the host proves
+in the handshake must be the one whose fingerprint the advert carries, or the joiner leaves. Then,
+one JSON object per message:
+
+- joiner: ``{"join": {"name", "mesh": [address, port]}}``; the host answers
+  ``{"seats": [...], "you": i}`` (the peers seated so far, in the order they joined) whenever that
+  list changes, or ``{"error": why}``;
+- once every seat is taken, the seat order is drawn jointly and the plan signed
+  (`protocol.plan`): host ``{"draw": {"attempt", "roster"}}``; every joiner checks the roster
+  lists it as it joined and the host as the peer of this link, and answers
+  ``{"commit": {"attempt", "digest"}}``; host ``{"commits": {"attempt", "list", "host"}}`` (all
+  commitments, and the host's own reveal); joiners ``{"reveal": {"attempt", "value", "nonce"}}``;
+  host ``{"reveals": {"attempt", "list"}}``; every seat derives the same order and plan and signs it,
+  ``{"sign": {"attempt", "signature"}}``; host ``{"start": plan}`` with every seat's signature.
+  A joiner returns the plan only once it verifies in full (`TablePlan.verify`); the runner checks
+  it again before the first shuffle.
+
+A seat that leaves or stalls (`LOBBY_TIMEOUT` per step) during the draw frees its seat; the draw
+starts again, under a new ``attempt``, when the table is full again. The game's table id is the hash of
+the plan, so two peers told different plans cannot play at one table: their messages would not even
+verify; and a plan listing a peer that did not join cannot start, since that peer never signs it.
 
 Browser origins are refused, as on the mesh. Nothing here touches the game itself.
 """
@@ -16,10 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
@@ -29,11 +44,21 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.http11 import Request, Response
 
+from protocol.commitment import Commitment, Opening, verify_opening
 from protocol.encoding import JSONObject, canonical, decode
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, PublicIdentity
 from protocol.link import Handshake, LinkCipher
-from protocol.session import TableSettings
+from protocol.plan import (
+    ORDER_TAG,
+    PlanDraw,
+    Roster,
+    SeatInfo,
+    TablePlan,
+    check_name,
+    commitment_from_json,
+    opening_from_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,87 +66,15 @@ MAX_LOBBY_MESSAGE = 64 * 1024
 LOBBY_TIMEOUT = 10.0
 
 
+TABLE_FULL = "the table is full"
+
+
 class LobbyError(Exception):
     """The lobby refused us, or a lobby message was not what it should be."""
 
 
-@dataclass(frozen=True, slots=True)
-class SeatInfo:
-    name: str
-    public_key: str  # hex
-    address: str
-    port: int
-
-    @property
-    def fingerprint(self) -> str:
-        return PublicIdentity.from_hex(self.public_key).fingerprint
-
-    def to_json(self) -> JSONObject:
-        return {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
-
-    @staticmethod
-    def from_json(raw: object) -> SeatInfo:
-        if not isinstance(raw, dict):
-            raise LobbyError("a seat is an object")
-        name, key, mesh = raw.get("name"), raw.get("key"), raw.get("mesh")
-        if not isinstance(name, str) or not 0 < len(name) <= 40:
-            raise LobbyError("a seat's name is 1 to 40 characters")
-        if not isinstance(key, str):
-            raise LobbyError("a seat's key is hex")
-        PublicIdentity.from_hex(key)
-        if (
-            not isinstance(mesh, list)
-            or len(mesh) != 2
-            or not isinstance(mesh[0], str)
-            or not isinstance(mesh[1], int)
-            or not 0 < mesh[1] < 65536
-        ):
-            raise LobbyError("a seat's mesh address is [address, port]")
-        return SeatInfo(name, key, mesh[0], mesh[1])
-
-
-@dataclass(frozen=True, slots=True)
-class TablePlan:
-    """What the lobby agrees on: enough to build every seat's `TableSettings` and mesh."""
-
-    lobby_id: str
-    game: str
-    options: JSONObject
-    seats: tuple[SeatInfo, ...]
-
-    def to_json(self) -> JSONObject:
-        return {
-            "lobby": self.lobby_id,
-            "game": self.game,
-            "options": self.options,
-            "seats": [s.to_json() for s in self.seats],
-        }
-
-    @staticmethod
-    def from_json(raw: object) -> TablePlan:
-        if not isinstance(raw, dict):
-            raise LobbyError("a table plan is an object")
-        lobby, game, options, seats = raw.get("lobby"), raw.get("game"), raw.get("options"), raw.get("seats")
-        if not isinstance(lobby, str) or not isinstance(game, str) or not isinstance(options, dict):
-            raise LobbyError("a table plan names lobby, game and options")
-        if not isinstance(seats, list) or not seats:
-            raise LobbyError("a table plan lists the seats")
-        return TablePlan(lobby, game, options, tuple(SeatInfo.from_json(s) for s in seats))
-
-    @property
-    def table_id(self) -> str:
-        """The game's table id: the hash of the plan, so every seat must hold the same one."""
-        return hashlib.sha256(canonical(self.to_json())).hexdigest()[:32]
-
-    def settings(self, **timeouts: float) -> TableSettings:
-        return TableSettings(
-            table=self.table_id,
-            game=self.game,
-            options=dict(self.options),
-            seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
-            names=tuple(s.name for s in self.seats),
-            **timeouts,
-        )
+class TableFull(LobbyError):
+    """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
 # --- one encrypted lobby link -----------------------------------------------------------------
@@ -161,37 +114,86 @@ def _refuse_browsers(connection: ServerConnection, request: Request) -> Response
     return None
 
 
-async def fetch_lobby_id(host: str, port: int) -> str:
-    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
-    advert to read it from): a plain HTTP GET of /lobby-id."""
+async def _http_get(host: str, port: int, path: str) -> tuple[bytes, bytes]:
     async with asyncio.timeout(LOBBY_TIMEOUT):
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(f"GET /lobby-id HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
             await writer.drain()
             response = await reader.read(4096)
         finally:
             writer.close()
     head, _, body = response.partition(b"\r\n\r\n")
+    return head, body
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What a lobby says about its table before one joins (`lanplay join HOST:PORT` has no advert)."""
+
+    lobby_id: str
+    game: str
+    seats: int
+    taken: int
+
+
+async def fetch_table_info(host: str, port: int) -> TableInfo:
+    """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
+    lanplay lobby answers there."""
+    head, body = await _http_get(host, port, "/table")
+    try:
+        raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
+    except ProtocolError:
+        raw = None
+    if raw is None:
+        raise LobbyError(f"no lanplay table answers at {host}:{port}")
+    lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
+    if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
+        raise LobbyError(f"the table at {host}:{port} describes itself badly")
+    return TableInfo(lobby, game, seats, taken)
+
+
+async def fetch_lobby_id(host: str, port: int) -> str:
+    """The lobby id of the table at host:port (for `lanplay join HOST:PORT`, which has no mDNS
+    advert to read it from): a plain HTTP GET of /lobby-id."""
+    head, body = await _http_get(host, port, "/lobby-id")
     lobby_id = body.decode("ascii", "replace").strip()
     if not head.startswith(b"HTTP/1.1 200") or not lobby_id or any(c not in "0123456789abcdef" for c in lobby_id):
         raise LobbyError(f"no lanplay table answers at {host}:{port}")
     return lobby_id
 
 
+
+
 # --- the host -------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class _Joiner:
     ws: ServerConnection
     cipher: LinkCipher
     info: SeatInfo
 
 
+@dataclass(eq=False)
+class _HostDraw:
+    """One attempt at drawing the seat order and signing the plan, as the host runs it."""
+
+    attempt: int
+    roster: Roster
+    mine: PlanDraw
+    joiners: tuple[_Joiner, ...]  # join index i + 1 is joiners[i]
+    commits: dict[int, Commitment] = field(default_factory=dict)  # join index -> commitment
+    reveals: dict[int, Opening] = field(default_factory=dict)
+    signatures: dict[int, str] = field(default_factory=dict)  # join index -> signature
+    plan: TablePlan | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 @dataclass
 class LobbyHost:
-    """Gathers `seats` players: the host's own seat (0) first, then joiners in the order they came."""
+    """Gathers `seats` players, the host first, then joiners in the order they came; then draws the
+    seat order with them and collects every seat's signature on the plan (module docstring)."""
 
     identity: Identity
     game: str
@@ -203,8 +205,15 @@ class LobbyHost:
     _joiners: list[_Joiner] = field(default_factory=list)
     _server: Server | None = None
     _plan: asyncio.Future[TablePlan] | None = None
+    _draw: _HostDraw | None = None
+    _draw_task: asyncio.Task[None] | None = None
+    _attempts: int = 0
 
     async def start(self, host: str, port: int = 0) -> int:
+        try:
+            check_name(self.host_seat.name)
+        except ProtocolError as exc:
+            raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
         self._server = await serve(
             self._serve, host, port, compression=None, max_size=MAX_LOBBY_MESSAGE, process_request=self._http
@@ -221,6 +230,7 @@ class LobbyHost:
         return await self._plan
 
     async def close(self) -> None:
+        self._stop_draw()
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
@@ -229,48 +239,159 @@ class LobbyHost:
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
+        if request.path == "/table":
+            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 
     async def _serve(self, ws: ServerConnection) -> None:
+        joiner: _Joiner | None = None
         try:
             cipher, key = await _handshake(ws, self.identity, self.lobby_id, initiator=False)
             message = await _recv(ws, cipher)
             join = message.get("join")
             if not isinstance(join, dict):
                 raise LobbyError("the first lobby message is a join")
-            info = SeatInfo.from_json({**join, "key": key})
+            try:
+                # The key is the one this peer proved in the handshake, never one it names.
+                info = SeatInfo.from_json({**join, "key": key})
+            except ProtocolError as exc:
+                await _send(ws, cipher, {"error": exc.message})
+                raise LobbyError(exc.message) from None
             if any(s.public_key == key for s in self.taken):
+                await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
             if len(self.taken) >= self.seats or self._plan is None or self._plan.done():
-                await _send(ws, cipher, {"error": "the table is full"})
+                await _send(ws, cipher, {"error": TABLE_FULL})
                 return
-            self._joiners.append(_Joiner(ws, cipher, info))
-            log.info("lobby: %s (%s) took seat %d", info.name, info.fingerprint, len(self.taken) - 1)
+            joiner = _Joiner(ws, cipher, info)
+            self._joiners.append(joiner)
+            taken = len(self.taken)
+            log.info("lobby: %s (%s) took seat %d of %d (the order is drawn when all are taken)",
+                     info.name, info.fingerprint, taken, self.seats)  # fmt: skip
             await self._announce()
-            await ws.wait_closed()
+            while True:
+                self._on_draw_message(joiner, await _recv(ws, cipher))
         except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
-            log.warning("lobby: refused a joiner: %s", exc)
+            if joiner is None:
+                log.warning("lobby: refused a joiner: %s", exc)
+            elif not isinstance(exc, ConnectionClosed):
+                log.warning("lobby: dropped %s: %s", joiner.info.name, exc)
         finally:
-            if self._plan is not None and not self._plan.done():
-                before = len(self._joiners)
-                self._joiners = [j for j in self._joiners if j.ws is not ws]
-                if len(self._joiners) != before:  # a seat came free again: tell the others and mDNS
-                    with contextlib.suppress(Exception):
-                        await self._announce()
+            if self._plan is not None and not self._plan.done() and joiner in self._joiners:
+                self._joiners.remove(joiner)  # a seat came free again: tell the others and mDNS
+                self._stop_draw()
+                with contextlib.suppress(Exception):
+                    await self._announce()
+            with contextlib.suppress(Exception):
+                await ws.close()
 
     async def _announce(self) -> None:
         seats = [s.to_json() for s in self.taken]
         if self.on_change is not None:
             self.on_change(self.taken)
-        for seat, joiner in enumerate(self._joiners, start=1):
+        for index, joiner in enumerate(list(self._joiners), start=1):
             with contextlib.suppress(ConnectionClosed):
-                await _send(joiner.ws, joiner.cipher, {"seats": seats, "you": seat})
-        if len(self.taken) == self.seats and self._plan is not None and not self._plan.done():
-            plan = TablePlan(self.lobby_id, self.game, self.options, self.taken)
-            for joiner in self._joiners:
-                with contextlib.suppress(ConnectionClosed):
-                    await _send(joiner.ws, joiner.cipher, {"start": plan.to_json()})
-            self._plan.set_result(plan)
+                await _send(joiner.ws, joiner.cipher, {"seats": seats, "you": index})
+        if len(self.taken) == self.seats and self._plan is not None and not self._plan.done() and self._draw is None:
+            self._attempts += 1
+            roster = Roster(self.lobby_id, self.game, self.options, self.taken)
+            draw = _HostDraw(self._attempts, roster, PlanDraw(roster, self.identity, secrets.token_bytes),
+                             tuple(self._joiners))  # fmt: skip
+            self._draw = draw
+            self._draw_task = asyncio.get_running_loop().create_task(self._run_draw(draw))
+
+    def _stop_draw(self) -> None:
+        if self._draw_task is not None and not self._draw_task.done():
+            self._draw_task.cancel()
+        self._draw, self._draw_task = None, None
+
+    def _on_draw_message(self, joiner: _Joiner, message: JSONObject) -> None:
+        """A joiner's commit, reveal or signature for the current draw (a stale attempt is ignored)."""
+        draw = self._draw
+        (kind, body), *rest = message.items() if message else ((None, None),)
+        if rest or kind not in ("commit", "reveal", "sign") or not isinstance(body, dict):
+            raise LobbyError("expected one of commit, reveal, sign")
+        if draw is None or body.get("attempt") != draw.attempt or joiner not in draw.joiners:
+            return
+        index = draw.joiners.index(joiner) + 1
+        if kind == "commit" and index not in draw.commits:
+            draw.commits[index] = commitment_from_json(body.get("digest"))
+        elif kind == "reveal" and len(draw.commits) == len(draw.roster.seats) and index not in draw.reveals:
+            opening = opening_from_json(body)
+            verify_opening(draw.commits[index], opening, ORDER_TAG, draw.roster.digest, 0, index)
+            draw.reveals[index] = opening
+        elif kind == "sign" and draw.plan is not None and index not in draw.signatures:
+            seat = [s.public_key for s in draw.plan.seats].index(joiner.info.public_key)
+            draw.plan.check_signature(seat, body.get("signature"))
+            draw.signatures[index] = str(body["signature"])
+        else:
+            raise LobbyError(f"a {kind} out of turn")
+        draw.changed.set()
+
+    async def _run_draw(self, draw: _HostDraw) -> None:
+        n = len(draw.roster.seats)
+        try:
+            log.info("lobby: every seat is taken; drawing the seat order (attempt %d)", draw.attempt)
+            await self._tell(draw, {"draw": {"attempt": draw.attempt, "roster": draw.roster.to_json()}})
+            draw.commits[0] = draw.mine.commitment
+            if not await self._gather(draw, "commit", draw.commits):
+                return
+            commitments = [draw.commits[i] for i in range(n)]
+            draw.reveals[0] = draw.mine.reveal(commitments)
+            host_reveal = {"value": draw.reveals[0].value.hex(), "nonce": draw.reveals[0].nonce.hex()}
+            await self._tell(draw, {"commits": {"attempt": draw.attempt, "list": [c.hex() for c in commitments],
+                                                "host": host_reveal}})  # fmt: skip
+            if not await self._gather(draw, "reveal", draw.reveals):
+                return
+            openings = [draw.reveals[i] for i in range(n)]
+            reveals = [{"value": o.value.hex(), "nonce": o.nonce.hex()} for o in openings]
+            plan, signature = draw.mine.plan(openings)
+            draw.plan, draw.signatures[0] = plan, signature
+            await self._tell(draw, {"reveals": {"attempt": draw.attempt, "list": reveals}})
+            if not await self._gather(draw, "signature", draw.signatures):
+                return
+            by_key = {s.public_key: i for i, s in enumerate(draw.roster.seats)}
+            signed = plan.with_signatures([draw.signatures[by_key[s.public_key]] for s in plan.seats])
+            signed = draw.mine.finish(signed)
+            await self._tell(draw, {"start": signed.to_json()})
+            log.info("lobby: plan signed by every seat; table %s", signed.table_id)
+            if self._plan is not None and not self._plan.done():
+                self._plan.set_result(signed)
+        except (ProtocolError, LobbyError) as exc:  # cannot happen with the host's own values
+            log.warning("lobby: the seat draw failed: %s", exc)
+        finally:
+            if self._draw is draw and (self._plan is None or not self._plan.done()):
+                self._draw = None  # a new attempt may start when the table is full again
+
+    async def _tell(self, draw: _HostDraw, message: JSONObject) -> None:
+        for joiner in draw.joiners:
+            with contextlib.suppress(ConnectionClosed):
+                await _send(joiner.ws, joiner.cipher, message)
+
+    async def _gather(self, draw: _HostDraw, what: str, got: Mapping[int, object]) -> bool:
+        """Wait until every seat sent its ``what``; a seat that does not within `LOBBY_TIMEOUT` is
+        dropped (its seat comes free, and the draw starts again when the table is full)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LOBBY_TIMEOUT):
+                while len(got) < len(draw.roster.seats):
+                    draw.changed.clear()
+                    await draw.changed.wait()
+                return True
+        late = [j for i, j in enumerate(draw.joiners, start=1) if i not in got]
+        for joiner in late:
+            log.warning("lobby: %s sent no %s for the seat draw in %g s", joiner.info.name, what, LOBBY_TIMEOUT)
+            with contextlib.suppress(Exception):
+                await _send(joiner.ws, joiner.cipher, {"error": f"no {what} for the seat draw in time"})
+            self._spawn_close(joiner.ws)
+        return False  # this attempt is over; the late joiners' leaving re-announces the seats
+
+    @staticmethod
+    def _spawn_close(ws: ServerConnection) -> None:
+        asyncio.get_running_loop().create_task(ws.close())
+
+
+# --- the joiner -----------------------------------------------------------------------------
 
 
 async def join_lobby(
@@ -281,22 +402,128 @@ async def join_lobby(
     name: str,
     mesh: tuple[str, int],
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
+    *,
+    host_fingerprint: str | None = None,
+    game: str | None = None,
 ) -> TablePlan:
-    """Take a seat at the table whose lobby listens at host:port; returns once the game starts."""
+    """Take a seat at the table whose lobby listens at host:port; returns the plan, signed by every
+    seat and verified, once the game starts. `runs_on`: this seat is a bot run by the laptop with that
+    public key (hex). ``host_fingerprint`` (and ``game``), from the mDNS advert, pin the host: a host
+    that proves another key (or offers another game) is refused. `TableFull` if every seat is taken."""
+    try:
+        check_name(name)
+        me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1], runs_on)
+    except ProtocolError as exc:
+        raise LobbyError(f"cannot take a seat: {exc.message}") from None
     async with ws_connect(
         f"ws://{host}:{port}/", compression=None, max_size=MAX_LOBBY_MESSAGE, proxy=None, open_timeout=LOBBY_TIMEOUT
     ) as ws:
-        cipher, _ = await _handshake(ws, identity, lobby_id, initiator=True)
-        await _send(ws, cipher, {"join": {"name": name, "mesh": [mesh[0], mesh[1]]}})
+        cipher, host_key = await _handshake(ws, identity, lobby_id, initiator=True)
+        host_identity = PublicIdentity.from_hex(host_key)
+        if host_fingerprint is not None and host_identity.fingerprint != host_fingerprint:
+            raise LobbyError(
+                f"the host at {host}:{port} proved key {host_identity.fingerprint}, but its advert names "
+                f"{host_fingerprint}: refusing it"
+            )
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        if runs_on is not None:
+            join["bot"] = runs_on
+        await _send(ws, cipher, {"join": join})
+        seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
         while True:
             message = await _recv(ws, cipher)
-            if "error" in message:
-                raise LobbyError(f"the host refused: {message['error']}")
-            if "seats" in message and on_seats is not None:
-                raw = message["seats"]
-                on_seats([SeatInfo.from_json(s) for s in raw] if isinstance(raw, list) else [])
-            if "start" in message:
-                plan = TablePlan.from_json(message["start"])
-                if plan.lobby_id != lobby_id or not any(s.public_key == identity.public.hex() for s in plan.seats):
-                    raise LobbyError("the host's table plan does not include this seat")
+            try:
+                reply, plan = seat.handle(message, on_seats)
+            except ProtocolError as exc:
+                raise LobbyError(f"the host's lobby is not to be trusted: {exc.message}") from None
+            if reply is not None:
+                await _send(ws, cipher, reply)
+            if plan is not None:
                 return plan
+
+
+@dataclass
+class _JoinerSeat:
+    """A joiner's side of the lobby, message by message (`handle`)."""
+
+    identity: Identity
+    lobby_id: str
+    me: SeatInfo
+    host_key: str
+    game: str | None
+    attempt: object = None
+    draw: PlanDraw | None = None
+
+    def handle(
+        self, message: JSONObject, on_seats: Callable[[list[SeatInfo]], None] | None
+    ) -> tuple[JSONObject | None, TablePlan | None]:
+        """The reply to send (if any) and the verified plan (once the game starts)."""
+        if "error" in message:
+            if message["error"] == TABLE_FULL:
+                raise TableFull(f"the host refused: {TABLE_FULL}")
+            raise LobbyError(f"the host refused: {str(message['error'])[:200]}")
+        if "seats" in message:
+            self.draw = None  # the seats changed: any draw under way is void
+            raw = message["seats"]
+            if on_seats is not None:
+                on_seats([SeatInfo.from_json(s) for s in raw] if isinstance(raw, list) else [])
+            return None, None
+        draw = message.get("draw")
+        if isinstance(draw, dict):
+            roster = Roster.from_json(draw.get("roster"))
+            self._check_roster(roster)
+            self.attempt = draw.get("attempt")
+            self.draw = PlanDraw(roster, self.identity, secrets.token_bytes)
+            return {"commit": {"attempt": self.attempt, "digest": self.draw.commitment.hex()}}, None
+        if self.draw is None:
+            if "start" in message:
+                raise LobbyError("the host started a table without drawing its seat order with this seat")
+            return None, None
+        for kind in ("commits", "reveals"):
+            body = message.get(kind)
+            if isinstance(body, dict) and body.get("attempt") == self.attempt:
+                raw = body.get("list")
+                if not isinstance(raw, list):
+                    raise LobbyError(f"{kind} without a list")
+                if kind == "commits":
+                    commitments = [commitment_from_json(c) for c in raw]
+                    opening = self.draw.reveal(commitments)
+                    # The host opened its share before seeing anyone else's: check it now.
+                    host_opening = opening_from_json(body.get("host"))
+                    verify_opening(commitments[0], host_opening, ORDER_TAG, self.draw.roster.digest, 0, 0)
+                    return {"reveal": {"attempt": self.attempt, "value": opening.value.hex(),
+                                       "nonce": opening.nonce.hex()}}, None  # fmt: skip
+                _, signature = self.draw.plan([opening_from_json(o) for o in raw])
+                return {"sign": {"attempt": self.attempt, "signature": signature}}, None
+        if "start" in message:
+            plan = self.draw.finish(TablePlan.from_json(message["start"]))
+            return None, plan
+        return None, None
+
+    def _check_roster(self, roster: Roster) -> None:
+        """The roster must be this lobby's and game, list this seat exactly as it joined, and have the
+        peer of this link (the host whose key was pinned) as its first seat."""
+        if roster.lobby_id != self.lobby_id:
+            raise LobbyError("the roster is for another lobby")
+        if self.game is not None and roster.game != self.game:
+            raise LobbyError(f"the host advertised {self.game} but offers {roster.game}")
+        mine = [s for s in roster.seats if s.public_key == self.me.public_key]
+        if mine != [self.me]:
+            raise LobbyError("the roster does not list this seat as it joined")
+        if roster.seats[0].public_key != self.host_key:
+            raise LobbyError("the roster's first seat is not the host this seat is linked to")
+
+
+__all__ = [
+    "TABLE_FULL",
+    "LobbyError",
+    "LobbyHost",
+    "SeatInfo",
+    "TableFull",
+    "TableInfo",
+    "TablePlan",
+    "fetch_lobby_id",
+    "fetch_table_info",
+    "join_lobby",
+]

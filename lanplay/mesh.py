@@ -19,9 +19,18 @@ A link, in WebSocket binary messages:
    expected`` (cumulative).
 
 While both processes live, delivery is in order and exactly once: each peer keeps what it sent to a
-peer in an outbox (at most `MAX_QUEUE` messages) until the peer acknowledges it, and after a reconnect
-the RESUME exchange says where to carry on, so nothing sent before, during or after a drop is lost or
-delivered twice. The *incarnation* is a random id per `Mesh` object: when a peer restarts, its numbering
+peer in that peer's own outbox until the peer acknowledges it, and after a reconnect the RESUME
+exchange says where to carry on, so nothing sent before, during or after a drop is lost or delivered
+twice.
+
+Bounded resources (I6): each outbox holds at most `MAX_QUEUE` messages and `MAX_OUTBOX_BYTES` bytes.
+A peer that does not acknowledge — its outbox would overflow, or a live link goes `ACK_TIMEOUT`
+seconds with messages sent and none acknowledged — is dealt with on its own, never at the cost of the
+others: a stalled link is closed (the peer may dial again and carry on), and a peer whose outbox
+overflows is *dropped* for the rest of this mesh's life: its link is closed, its outbox freed, its
+dials refused, and `send`/`broadcast` skip it. To the layer above it is a peer whose link is down, so
+the table's reconnect limit applies to it. `send` and `broadcast` never refuse the others because of
+one slow peer. The *incarnation* is a random id per `Mesh` object: when a peer restarts, its numbering
 starts again and this side learns it from the RESUME. Across a restart delivery is only at least once
 (a restarted receiver is sent again what it had not acknowledged) and the dead process's own outbox is
 gone; the session layer above journals, resends and deduplicates signed messages.
@@ -82,6 +91,10 @@ BACKOFF_START = 0.2
 BACKOFF_MAX = 5.0
 BACKOFF_JITTER = 0.25  # delays are stretched by up to this fraction, so peers do not redial in lockstep
 MAX_QUEUE = 10_000  # messages held per peer (unsent or unacknowledged)
+# Bytes held per peer. A whole 6-seat round, gossip included, is well under 1 MiB, so an honest peer
+# away for the whole reconnect limit stays far below this; only a peer that never acknowledges reaches it.
+MAX_OUTBOX_BYTES = 16 * 1024 * 1024
+ACK_TIMEOUT = 30.0  # a live link with messages sent and none acknowledged for this long is closed
 
 INCARNATION_BYTES = 16
 _RESUME = 0x00
@@ -102,7 +115,8 @@ class MeshError(Exception):
 
 
 class QueueFull(MeshError):
-    """A peer's outbox holds `MAX_QUEUE` messages it has not acknowledged; the peer is not keeping up."""
+    """Kept for callers that caught it: the mesh no longer raises it (a peer that does not keep up is
+    dropped instead, see the module docstring)."""
 
 
 class _Refused(Exception):
@@ -152,14 +166,22 @@ class _Outbox:
 
     base: int = 0
     entries: deque[bytes] = field(default_factory=deque)
+    size: int = 0  # bytes held
 
     @property
     def next_number(self) -> int:
         return self.base + len(self.entries)
 
+    def fits(self, data: bytes) -> bool:
+        return len(self.entries) < MAX_QUEUE and self.size + len(data) <= MAX_OUTBOX_BYTES
+
+    def append(self, data: bytes) -> None:
+        self.entries.append(data)
+        self.size += len(data)
+
     def acknowledge(self, expected: int) -> None:
         while self.base < expected and self.entries:
-            self.entries.popleft()
+            self.size -= len(self.entries.popleft())
             self.base += 1
 
 
@@ -182,6 +204,7 @@ class _Link:
     next_send: int = 0
     ack_due: bool = False
     live: bool = False  # installed and not yet superseded or dropped
+    progress: float = 0.0  # loop time of the last acknowledgement that freed something (or of install)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     writer: asyncio.Task[None] | None = None
 
@@ -220,6 +243,7 @@ class Mesh:
         self._on_status = on_status
         self._incarnation = secrets.token_bytes(INCARNATION_BYTES)
         self._links: dict[str, _Link] = {}
+        self._dropped: dict[str, str] = {}  # peer id -> why it was dropped (it never acknowledged)
         self._outboxes: dict[str, _Outbox] = {}
         self._inboxes: dict[str, _Inbox] = {}
         self._addresses: dict[str, tuple[str, int]] = {}
@@ -296,34 +320,35 @@ class Mesh:
             wake.set()
 
     def send(self, peer_id: str, data: bytes) -> None:
-        """Queue ``data`` for ``peer_id``; it is sent now if the link is up, else when it is back.
-        `QueueFull` if `MAX_QUEUE` messages to that peer are still unacknowledged."""
+        """Queue ``data`` for ``peer_id``; it is sent now if the link is up, else when it is back. A
+        peer whose outbox would overflow is dropped (see the module docstring), and a dropped peer is
+        sent nothing more; neither raises."""
         self._check_payload(data)
-        outbox = self._outbox_for(peer_id)
-        if len(outbox.entries) >= MAX_QUEUE:
-            raise QueueFull(f"{MAX_QUEUE} messages to {fingerprint_of(peer_id)} are still unacknowledged")
-        self._enqueue(peer_id, outbox, data)
+        self._enqueue(peer_id, self._outbox_for(peer_id), data)
 
     def broadcast(self, data: bytes) -> None:
-        """`send` ``data`` to every allowed peer (linked or not). All or nothing: if any outbox is
-        full, `QueueFull` and nothing is queued anywhere."""
+        """`send` ``data`` to every allowed peer (linked or not) that has not been dropped."""
         self._check_payload(data)
-        targets = [(peer_id, self._outbox_for(peer_id)) for peer_id in sorted(self._allowed)]
-        full = [peer_id for peer_id, outbox in targets if len(outbox.entries) >= MAX_QUEUE]
-        if full:
-            names = ", ".join(fingerprint_of(p) for p in full)
-            raise QueueFull(f"{MAX_QUEUE} messages are still unacknowledged by {names}")
-        for peer_id, outbox in targets:
-            self._enqueue(peer_id, outbox, data)
+        for peer_id in sorted(self._allowed):
+            self._enqueue(peer_id, self._outbox_for(peer_id), data)
 
     def connected_peers(self) -> set[str]:
         """Peers with a usable link right now."""
         return set(self._links)
 
+    def dropped_peers(self) -> dict[str, str]:
+        """Peers dropped for not acknowledging, with the reason."""
+        return dict(self._dropped)
+
     def queued(self, peer_id: str) -> int:
         """Messages held for ``peer_id`` (not yet sent, or sent and not yet acknowledged)."""
         outbox = self._outboxes.get(peer_id)
         return 0 if outbox is None else len(outbox.entries)
+
+    def queued_bytes(self, peer_id: str) -> int:
+        """Bytes held for ``peer_id``."""
+        outbox = self._outboxes.get(peer_id)
+        return 0 if outbox is None else outbox.size
 
     async def wait_connected(self, peers: Iterable[str], timeout: float) -> None:
         """Return once every peer in ``peers`` has a usable link; `TimeoutError` after ``timeout`` s."""
@@ -380,10 +405,45 @@ class Mesh:
         return self._outboxes.setdefault(peer_id, _Outbox())
 
     def _enqueue(self, peer_id: str, outbox: _Outbox, data: bytes) -> None:
-        outbox.entries.append(data)
+        if peer_id in self._dropped:
+            return
+        if not outbox.fits(data):
+            self._drop_peer(
+                peer_id,
+                f"{len(outbox.entries)} messages ({outbox.size} bytes) sent to it are still unacknowledged",
+            )
+            return
+        outbox.append(data)
         link = self._links.get(peer_id)
         if link is not None:
             link.wake.set()
+
+    def _drop_peer(self, peer_id: str, reason: str) -> None:
+        """Stop holding anything for a peer that does not acknowledge (I6): its link closes (the
+        status callback then reports it down), its outbox is freed and it may not link up again."""
+        log.warning("dropped peer %s: %s; it may not link up again at this table", fingerprint_of(peer_id), reason)
+        self._dropped[peer_id] = reason
+        self._outboxes[peer_id] = _Outbox()
+        link = self._links.get(peer_id)
+        if link is not None:
+            self._retire(link)
+            self._spawn(_close(link.ws, CloseCode.POLICY_VIOLATION, "dropped: messages not acknowledged"))
+        wake = self._dial_now.get(peer_id)
+        if wake is not None:
+            wake.set()  # the dialer sees the peer is dropped and stops
+
+    def _check_stalled(self, link: _Link, outbox: _Outbox) -> bool:
+        """True (and the link is closed) if it carried messages that have gone unacknowledged for
+        `ACK_TIMEOUT`: the peer answers pings but not data. It may dial again and resume."""
+        if link.next_send <= outbox.base:
+            link.progress = asyncio.get_running_loop().time()  # nothing outstanding: the clock starts afresh
+            return False
+        if asyncio.get_running_loop().time() - link.progress <= ACK_TIMEOUT:
+            return False
+        log.warning("closing link %s: nothing acknowledged for %g s", link.name, ACK_TIMEOUT)
+        self._retire(link)
+        self._spawn(_close(link.ws, CloseCode.POLICY_VIOLATION, "messages not acknowledged"))
+        return True
 
     async def _write_loop(self, link: _Link) -> None:
         """The only task that seals frames for this link, so the cipher's counter matches send order."""
@@ -401,7 +461,13 @@ class Mesh:
                     link.next_send += 1
                 else:
                     link.wake.clear()
-                    await link.wake.wait()
+                    if link.next_send > outbox.base:  # something is owed an acknowledgement: watch for it
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(link.wake.wait(), ACK_TIMEOUT / 4)
+                        if self._check_stalled(link, outbox):
+                            return
+                    else:
+                        await link.wake.wait()
                     continue
                 await link.ws.send(link.cipher.seal(plaintext))
         except ConnectionClosed:
@@ -434,7 +500,7 @@ class Mesh:
     async def _dial_loop(self, peer_id: str) -> None:
         delay = BACKOFF_START
         wake = self._dial_now[peer_id]
-        while not self._closing:
+        while not self._closing and peer_id not in self._dropped:
             wake.clear()
             host, port = self._addresses[peer_id]
             where = f"to {host}:{port}"
@@ -552,6 +618,8 @@ class Mesh:
             return "the mesh is closing"
         if peer_id not in self._allowed:
             return f"stranger: peer {name} is not allowed at this table"
+        if peer_id in self._dropped:
+            return f"peer {name} was dropped: {self._dropped[peer_id]}"
         if dialed is not None and peer_id != dialed:
             return f"answered by {name}, not by the peer dialled ({fingerprint_of(dialed)})"
         if role == "responder" and peer_id > self.peer_id:
@@ -584,6 +652,7 @@ class Mesh:
             self._spawn(_close(old.ws, CloseCode.NORMAL_CLOSURE, "replaced by a newer link"))
             self._status(peer_id, False)
         link.live = True
+        link.progress = asyncio.get_running_loop().time()
         self._links[peer_id] = link
         link.writer = asyncio.get_running_loop().create_task(self._write_loop(link), name=f"mesh-write-{peer_id[:8]}")
         log.info("link %s up", link.name)
@@ -619,7 +688,10 @@ class Mesh:
                 if expected > outbox.next_number:
                     raise _Refused(f"acknowledges message {expected}, but only {outbox.next_number} were queued")
                 if link.live:
+                    if expected > outbox.base:
+                        link.progress = asyncio.get_running_loop().time()
                     outbox.acknowledge(expected)
+                    link.wake.set()  # the writer's acknowledgement watch starts again
             else:
                 raise _Refused(f"malformed frame (type {plaintext[:1].hex() or 'none'}, {len(plaintext)} bytes)")
 
@@ -701,9 +773,11 @@ def _ws_uri(host: str, port: int) -> str:
 
 
 __all__ = [
+    "ACK_TIMEOUT",
     "BACKOFF_MAX",
     "BACKOFF_START",
     "MAX_MESSAGE",
+    "MAX_OUTBOX_BYTES",
     "MAX_PAYLOAD",
     "MAX_QUEUE",
     "PING_INTERVAL",

@@ -8,19 +8,41 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import logging
+import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from engine.games import all_games, get_game
 from lanplay.bots import BOT_KINDS, add_budget_argument
-from lanplay.discovery import interface_from_env
-from lanplay.lobby import LobbyError
+from lanplay.describe import bot_lines
+from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, fetch_lobby_id
+from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.store import data_dir
-from lanplay.tables import RECONNECT_TIMEOUT, host_table, join_table, load_identity, resume_table
-from protocol.session import Blamed, Event, GameOver, PeekResult, RoundAudited
+from lanplay.tables import (
+    RECONNECT_TIMEOUT,
+    _bot_peer,
+    bot_name,
+    host_table,
+    join_table,
+    load_identity,
+    resume_table,
+)
+from lanplay.text import shown
+from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited
+
+EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
+# A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?")
+
+
+class CommandError(Exception):
+    """Bad input on the command line: `lanplay` prints the message as one line and exits 2."""
 
 
 def add_network_commands(sub: Any) -> None:
@@ -29,11 +51,16 @@ def add_network_commands(sub: Any) -> None:
     host.add_argument("--bots", type=int, default=0, help="seats filled by bot peers in this process")
     host.add_argument("--seats", type=int, help="seats at the table (default: you + the bots)")
     host.add_argument("--headless", action="store_true", help="a bot plays your seat too")
+    _option_argument(host)
     _common(host)
     host.set_defaults(run=run_host)
 
     join = sub.add_parser("join", help="join the table at HOST:PORT (for networks that block multicast)")
     join.add_argument("address", metavar="HOST:PORT")
+    join.add_argument(
+        "--bots", type=int, default=0,
+        help="bot seats this laptop brings to the table (it runs them, so it could see their cards)",
+    )  # fmt: skip
     _common(join)
     join.set_defaults(run=run_join)
 
@@ -46,17 +73,28 @@ def add_network_commands(sub: Any) -> None:
     bot.add_argument("--seats", type=int, default=4, help="with --host: seats at the table")
     bot.add_argument("--kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
     add_budget_argument(bot)
-    bot.add_argument("--delay", type=float, default=0.0, help="seconds a bot thinks before each move")
+    _option_argument(bot)
+    bot.add_argument(
+        "--delay", type=float, default=None,
+        help="seconds a bot thinks before each move (default $LANPLAY_BOT_DELAY or 0)",
+    )  # fmt: skip
     _common(bot)
     bot.set_defaults(run=run_bot)
 
 
+def _option_argument(parser: argparse.ArgumentParser) -> None:
+    """Only the commands that open a table take options (`join` sits at a table whose options are set)."""
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a table option when hosting (see `lanplay play --help` for each game's keys)")
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default=None, help="your name at the table")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a table option")
     parser.add_argument(
-        "--interface", default=None, help="the IPv4 address to play on (default $LANPLAY_INTERFACE or 127.0.0.1)"
-    )
+        "--interface", default=None,
+        help="the IPv4 address to play on (default $LANPLAY_INTERFACE, else the network chosen in the lobby, "
+        "else 127.0.0.1: this laptop only)",
+    )  # fmt: skip
     parser.add_argument("--step-timeout", type=float, default=20.0, help="seconds an automatic step may take")
     parser.add_argument(
         "--reconnect-timeout", type=float, default=RECONNECT_TIMEOUT,
@@ -78,7 +116,7 @@ class TextPlayer:
         for index, move in enumerate(moves, 1):
             print(f"  {index:2}. {move_text(names, session.game.move_to_json(move))}")
         while True:
-            line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+            line = await _read_line()
             if not line:
                 await asyncio.sleep(3600)  # input closed: the table waits, as it would for a person
             text = line.strip()
@@ -87,33 +125,87 @@ class TextPlayer:
             print(f"Type a number from 1 to {len(moves)}.")
 
 
+async def _read_line() -> str:
+    """One line of stdin, read in a daemon thread: a thread of asyncio's executor would keep the process
+    waiting for Enter after Ctrl-C (asyncio.run joins its executor's threads on the way out)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        def deliver() -> None:
+            if not done.done():
+                done.set_result(line)
+
+        loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    return await done
+
+
 def _printer(names: list[str] | None = None) -> Any:
     def show(event: Event) -> None:
         if isinstance(event, RoundAudited):
             print(f"round {event.round + 1} audited and confirmed: {event.report}", flush=True)
         elif isinstance(event, Blamed):
             who = "an unknown seat" if event.seat is None else f"seat {event.seat}"
-            print(f"BLAME: {who} broke {event.rule}: {event.message}", flush=True)
+            print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
+        elif isinstance(event, NetworkLost):
+            print("lost the network: no link to any other seat (blaming nobody; waiting for it)", flush=True)
         elif isinstance(event, GameOver):
             print(f"game over: winners {list(event.winners)}", flush=True)
 
     return show
 
 
-def _setup(args: argparse.Namespace) -> tuple[Path, str]:
+def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path, str]:
+    """The data directory and the address to play on. `InterfaceError` / `StoreError` (one line, exit 2
+    in `lanplay.cli.main`) for an address not on this laptop or an unreadable saved choice. Joining
+    `join_host` with no network chosen: the network on the way to it."""
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
-    return data_dir(), interface_from_env(args.interface)
+    directory = data_dir()
+    network = network_in_use(args.interface, directory)
+    assert network is not None
+    if network.source == "default" and join_host is not None:
+        route = toward(join_host)
+        if route is not None and not route.loopback:
+            print(f"playing on {route.label}: the way to {join_host}", file=sys.stderr)
+            return directory, route.address
+    if network.source == "default":
+        print(
+            "playing on this laptop only (127.0.0.1): to play with other laptops, choose the network in the lobby "
+            "(lanplay) or pass --interface",
+            file=sys.stderr,
+        )
+    return directory, network.address
+
+
+def _on_seats(seats: list[SeatInfo]) -> None:
+    """A joiner's seat list, with fingerprints to compare with what the others' screens show."""
+    print("seated: " + ", ".join(f"{seat.name} ({seat.fingerprint})" for seat in seats), flush=True)
+
+
+def _on_runner(runner: TableRunner) -> None:
+    for line in bot_lines(runner.plan.seats):
+        print(line, flush=True)
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.cli import parse_options
+    from lanplay.cli import OptionError, parse_options
 
     game = get_game(game_id)
-    return game.options_to_json(game.options_from_json(parse_options(pairs)))
+    try:
+        return game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
+    except OptionError as exc:
+        print(f"lanplay: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def _report(outcome: Outcome) -> int:
@@ -121,13 +213,26 @@ def _report(outcome: Outcome) -> int:
         print(f"game record saved to {outcome.record_path}")
     if outcome.blame is not None:
         return 3
+    if outcome.network_lost:
+        print("lanplay: lost the network: no link to any other seat; run lanplay again to resume", file=sys.stderr)
+        return 4
     return 0
 
 
-def _address(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
-        raise SystemExit(f"expected HOST:PORT, got {text!r}")
+def parse_address(text: str) -> tuple[str, int]:
+    """HOST:PORT as `lanplay host` prints it: an IPv4 address or a host name, and a port 1–65535.
+    `CommandError` saying which part is wrong."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep:
+        raise CommandError(f"expected HOST:PORT (e.g. 192.168.1.23:40123), got {text!r}: no port")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise CommandError(f"bad port {port!r} in {text!r}: a port is a number from 1 to 65535")
+    try:
+        return str(ipaddress.IPv4Address(host)), int(port)
+    except ValueError:
+        pass
+    if not host or not _HOST_NAME.fullmatch(host) or host.replace(".", "").isdigit():
+        raise CommandError(f"bad host {host!r} in {text!r}: give the IPv4 address `lanplay host` printed")
     return host, int(port)
 
 
@@ -153,6 +258,17 @@ async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, pl
     return _report(outcome)
 
 
+def _run(main: Any) -> int:
+    """Run a command's coroutine; Ctrl-C stops it at the first press (asyncio cancels it, its lobby,
+    bots and mesh close), and an unfinished game stays journaled for the same command to resume."""
+    try:
+        result: int = asyncio.run(main)
+    except KeyboardInterrupt:
+        print("\nstopped; an unfinished game resumes when you run the same command again", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return result
+
+
 def run_host(args: argparse.Namespace) -> int:
     directory, interface = _setup(args)
     seats = args.seats if args.seats is not None else args.bots + 1
@@ -163,48 +279,100 @@ def run_host(args: argparse.Namespace) -> int:
     player: LocalPlayer = BotPlayer(args.game) if args.headless else TextPlayer()
     name = args.name or ("Host bot" if args.headless else "Host")
 
+    options = _options(args.game, args.option)
+
+    def lobby_open(lobby: LobbyHost, port: int) -> None:
+        # First lines: what a friend types when mDNS is blocked, and the fingerprint to check.
+        print(f"hosting {game.title} for {seats} on {interface} as {name}", flush=True)
+        print(f"join with: lanplay join {interface}:{port}", flush=True)
+        print(f"table fingerprint: {lobby.identity.public.fingerprint}", flush=True)
+
     def start(identity: Any) -> Any:
-        print(f"hosting {game.title} for {seats} on {interface} as {name} ({identity.public.fingerprint})")
         return host_table(
-            identity=identity, data_dir=directory, name=name, game=args.game, options=_options(args.game, args.option),
+            identity=identity, data_dir=directory, name=name, game=args.game, options=options,
             seats=seats, bots=args.bots, interface=interface, player=player, step_timeout=args.step_timeout,
-            reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
+            reconnect_timeout=args.reconnect_timeout, on_event=_printer(), on_lobby=lobby_open, on_runner=_on_runner,
+            bot_delay=bot_delay(None),
         )  # fmt: skip
 
-    return asyncio.run(_resume_or(start, directory, interface, player, args))
+    return _run(_resume_or(start, directory, interface, player, args))
+
+
+def bot_delay(value: float | None) -> float:
+    """--delay, else $LANPLAY_BOT_DELAY, else 0 (bots of the command line answer at once)."""
+    from lanplay.ui.local_table import bot_delay_from_env
+
+    return max(0.0, value) if value is not None else bot_delay_from_env(0.0)
 
 
 def run_join(args: argparse.Namespace) -> int:
-    directory, interface = _setup(args)
+    address = parse_address(args.address)
+    if not 0 <= args.bots <= 63:
+        raise CommandError(f"--bots {args.bots}: a table has at most 64 seats")
+    directory, interface = _setup(args, address[0])
     player = TextPlayer()
+    name = args.name or "Guest"
 
-    def start(identity: Any) -> Any:
-        return join_table(
-            identity=identity, data_dir=directory, name=args.name or "Guest", interface=interface, player=player,
-            address=_address(args.address), step_timeout=args.step_timeout,
-            reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
-        )  # fmt: skip
+    async def start(identity: Any) -> Outcome:
+        seated = asyncio.Event()
 
-    return asyncio.run(_resume_or(start, directory, interface, player, args))
+        def on_seats(seats: list[SeatInfo]) -> None:
+            _on_seats(seats)
+            seated.set()
+
+        game = asyncio.create_task(join_table(
+            identity=identity, data_dir=directory, name=name, interface=interface, player=player,
+            address=address, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
+            on_event=_printer(), on_seats=on_seats, on_runner=_on_runner,
+        ))  # fmt: skip
+        bots: list[asyncio.Task[Outcome]] = []
+        try:
+            if args.bots:
+                # This laptop's bots sit after its person: they join the same lobby, each with a key of its own.
+                await asyncio.wait([game, asyncio.create_task(seated.wait())], return_when=asyncio.FIRST_COMPLETED)
+                if not game.done():
+                    lobby_id = await fetch_lobby_id(*address)
+                    bots = [
+                        asyncio.create_task(
+                            _bot_peer(
+                                directory, bot_name(i, name), "", lobby_id, interface, address[1],
+                                bot_delay(None), args.step_timeout, args.reconnect_timeout,
+                                runs_on=identity.public.hex(), lobby_host=address[0],
+                            )
+                        )
+                        for i in range(1, args.bots + 1)
+                    ]
+            outcome = await game
+            await asyncio.gather(*bots, return_exceptions=True)
+            return outcome
+        finally:
+            for task in (game, *bots):
+                task.cancel()
+            await asyncio.gather(game, *bots, return_exceptions=True)
+
+    return _run(_resume_or(start, directory, interface, player, args))
 
 
 def run_bot(args: argparse.Namespace) -> int:
-    directory, interface = _setup(args)
-    player = BotPlayer(args.game, args.kind, args.delay)
+    address = parse_address(args.join) if args.join else None
+    directory, interface = _setup(args, address[0] if address else None)
+    player = BotPlayer(args.game, args.kind, bot_delay(args.delay))
 
     def start(identity: Any) -> Any:
         name = args.name or f"Bot {identity.public.fingerprint[:4]}"
+        print(f"{name} runs on this laptop alone: no seat at the table sees its cards", flush=True)
         if args.host:
             return host_table(
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=_printer(),
+                on_event=_printer(), on_runner=_on_runner,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
-            address=_address(args.join) if args.join else None, game=args.game, table_id=args.table,
+            address=address, game=args.game, table_id=args.table,
             step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
+            on_runner=_on_runner, runs_on=identity.public.hex(),  # a bot on a laptop of its own
         )  # fmt: skip
 
-    return asyncio.run(_resume_or(start, directory, interface, player, args))
+    return _run(_resume_or(start, directory, interface, player, args))

@@ -6,7 +6,21 @@ produced it is in the seat's journal (fsync): every message received, every deci
 that mattered, and every random byte the session drew. The session is a deterministic function of
 those, so a seat killed at any point and started again replays its journal into a fresh session,
 reaches exactly the state it had (its secrets included), resends everything it had sent (the others
-drop duplicates), and plays on.
+drop duplicates), and plays on. Only inputs the session kept are journaled (I6): a refused message
+(unreadable, badly signed, of an unknown kind) costs no disk, and the digests of handled messages are
+remembered in a bounded set.
+
+Time away (I4): the session judges withheld steps by the clock, so the runner makes sure the time this
+seat could not take part counts against nobody. After a journal resume, after the process was stopped
+or the laptop slept (the loop notices a jump of the wall clock), and after this seat had lost every
+link, it does not let the session judge time until the links have had a chance to come up (every link
+up, or `SETTLE_LIMIT`), then restarts the session's clocks (`resumed`) and tells it which links are
+still down: those seats are judged by the reconnect limit from now, and each gets a fresh step limit
+when its link comes back. The window is short on purpose: the others' timeout claims must meet ours
+within twice the step limit. Link changes go to the session (`set_connected`) and into the journal,
+so a replay sees them too. With no link at all the seat says it
+lost the network and blames nobody; it gives up after the reconnect limit without ending the game, so
+the next `lanplay` command resumes it.
 """
 
 from __future__ import annotations
@@ -28,12 +42,25 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove
 from engine.record import GameRecord
-from lanplay.lobby import TablePlan
+from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
 from lanplay.store import Journal, journal_path, save_record
+from lanplay.text import shown
 from protocol.encoding import JSONObject
+from protocol.errors import ProtocolError
 from protocol.identity import Identity
-from protocol.session import Blamed, Dealt, Event, Moved, Output, RoundAudited, Send, TableSession, Waiting
+from protocol.session import (
+    Blamed,
+    Dealt,
+    Event,
+    Moved,
+    Output,
+    RoundAudited,
+    Send,
+    Stopped,
+    TableSession,
+    Waiting,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +68,10 @@ TICK = 0.25  # how often time is given to the session (P-5.3 limits are whole se
 FORWARD_DELAY = 0.05  # how long another seat's message waits before it is passed on (gossip)
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
 TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
+SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock time gone was stopped or asleep
+SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
+SETTLE_LIMIT = 1.5  # ... and at most this long waiting for every link; the reconnect limit covers the rest
+MAX_SEEN = 1 << 16  # digests of handled messages kept for deduplication (gossip brings each several times)
 
 
 class LocalPlayer(Protocol):
@@ -69,6 +100,7 @@ class Outcome:
     record: GameRecord
     blame: Blamed | None
     record_path: Path | None
+    network_lost: bool = False  # no link for the whole reconnect limit: the game is not over, it can be resumed
 
 
 class TableRunner:
@@ -86,6 +118,10 @@ class TableRunner:
         reconnect_timeout: float = 120.0,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
+        try:
+            plan.verify()  # I7: every seat signed this very plan, and its seat order is the drawn one
+        except ProtocolError as exc:
+            raise LobbyError(f"refusing to play table {plan.table_id}: {exc.message}") from None
         self.plan = plan
         self.identity = identity
         self.data_dir = data_dir
@@ -101,11 +137,20 @@ class TableRunner:
         self.session: TableSession | None = None
         self.mesh: Mesh | None = None
         self._replaying: deque[bytes] = deque()
-        self._seen: set[bytes] = set()
+        self._seen: dict[bytes, None] = {}  # insertion-ordered: the oldest go first past MAX_SEEN
+        # Entropy drawn while an input is being handled waits here, to be journaled right after that
+        # input (so a kill between the two never leaves draws the replay would give to another input).
+        self._held_draws: list[JSONObject] | None = None
         self._wake = asyncio.Event()
         self._decider: asyncio.Task[None] | None = None
         self._forwards: list[bytes] = []
         self.connected: set[int] = set()
+        self.ever_linked = False  # a link has been up since this process started
+        self._settle_until: float | None = None  # monotonic deadline while time is not judged (see module doc)
+        self._settle_from = 0.0
+        self._lost_since: float | None = None  # monotonic time the last link went down
+        self._gave_up = False
+        self._was_linked = False  # whether a link had been up before the last time there was none
         trace = os.environ.get(TRACE_ENV)
         self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 
@@ -120,21 +165,45 @@ class TableRunner:
         if self._trace is not None and self.session is not None:
             self._trace.entropy(self.session)
         data = secrets.token_bytes(n)
-        self.journal.append({"t": "entropy", "hex": data.hex()}, sync=False)  # synced before anything leaves
+        record: JSONObject = {"t": "entropy", "hex": data.hex()}
+        if self._held_draws is not None:
+            self._held_draws.append(record)
+        else:
+            self.journal.append(record, sync=False)  # synced before anything leaves
         return data
+
+    def _journal_after(self, record: JSONObject, draws: list[JSONObject]) -> None:
+        """An input handled before it was journaled (so refused ones need not be), then the draws it made."""
+        self.journal.append(record, sync=False)
+        for draw in draws:
+            self.journal.append(draw, sync=False)
 
     @staticmethod
     def _ms() -> int:
         return int(time.time() * 1000)
 
+    def _remember(self, digest: bytes) -> None:
+        self._seen[digest] = None
+        if len(self._seen) > MAX_SEEN:
+            del self._seen[next(iter(self._seen))]
+
     def _receive(self, seat: int, data: bytes) -> None:
         digest = hashlib.sha256(data).digest()
         if digest in self._seen or self.session is None:
             return  # a copy already handled (gossip sends each message several ways)
-        self._seen.add(digest)
         ms = self._ms()
-        self.journal.append({"t": "in", "from": seat, "data": data.hex(), "ms": ms}, sync=False)
-        self._dispatch(self.session.receive(seat, data, ms / 1000))
+        self._held_draws = []
+        try:
+            outputs = self.session.receive(seat, data, ms / 1000)
+        finally:
+            draws, self._held_draws = self._held_draws, None
+        # The one place a received message is journaled: after the session has seen it, before
+        # anything it caused leaves (`_dispatch` syncs first). Kept are the inputs the session kept,
+        # and any that drew entropy or led to a message or verdict of ours (a replay must reach it too).
+        if draws or self.session.last_input_kept or any(_own_output(o) for o in outputs):
+            self._remember(digest)
+            self._journal_after({"t": "in", "from": seat, "data": data.hex(), "ms": ms}, draws)
+        self._dispatch(outputs)
 
     async def submit(self, move: Any) -> None:
         """The local player's move (IllegalMove if it is not open to them now)."""
@@ -151,10 +220,16 @@ class TableRunner:
     def _tick(self) -> None:
         session = self.session
         assert session is not None
+        if not self._judging_time():
+            return
         ms = self._ms()
-        outputs = session.tick(ms / 1000)
-        if outputs:
-            self.journal.append({"t": "tick", "ms": ms})
+        self._held_draws = []
+        try:
+            outputs = session.tick(ms / 1000)
+        finally:
+            draws, self._held_draws = self._held_draws, None
+        if outputs or draws:
+            self._journal_after({"t": "tick", "ms": ms}, draws)
             self._dispatch(outputs)
 
     def _dispatch(self, outputs: list[Output]) -> None:
@@ -214,8 +289,12 @@ class TableRunner:
                 keep(session.start(now))
             elif kind == "in":
                 data = bytes.fromhex(str(record["data"]))
-                self._seen.add(hashlib.sha256(data).digest())
+                self._remember(hashlib.sha256(data).digest())
                 keep(session.receive(int(str(record["from"])), data, now))
+            elif kind == "link":
+                session.set_connected(int(str(record["seat"])), record.get("up") is True, now)
+            elif kind == "resumed":
+                keep(session.resumed(now))
             elif kind == "decide":
                 move_json = record.get("move")
                 assert isinstance(move_json, dict)
@@ -227,7 +306,8 @@ class TableRunner:
         return sends
 
     async def run(self) -> Outcome:
-        """Play until the game ends or a blame stops it; the record is saved either way."""
+        """Play until the game ends or a blame stops it (the record is saved either way), or until
+        this seat had no link for the whole reconnect limit (`Outcome.network_lost`)."""
         seat_info = self.plan.seats[self.me]
         self.mesh = Mesh(
             self.identity,
@@ -246,21 +326,34 @@ class TableRunner:
             log.info("resuming table %s from %d journal records", self.settings.table, len(records))
             for send in self._restore(records[1:]):
                 self._send(send)
+            self._sync_links()
+            self._settle("resumed from the journal")
             self._wake.set()
         else:
             self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me})
             ms = self._ms()
             self.journal.append({"t": "start", "ms": ms})
             self._dispatch(self.session.start(ms / 1000))
+            self._sync_links()
+        last = time.time()
         try:
-            while self.session.stage not in ("over", "ended"):
+            while self.session.stage not in ("over", "ended") and not self._gave_up:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(TICK):
                         await self._wake.wait()
                 self._wake.clear()
+                wall = time.time()
+                if wall - last > SUSPEND_GAP:
+                    self._settle(f"this process did not run for {wall - last:.1f} s (stopped, or the laptop slept)")
+                last = wall
                 self._tick()
                 self._maybe_decide()
-            await self._drain()
+            # Gossip not yet passed on is dropped at the end: each seat's own drain already waits for the
+            # others to acknowledge its messages, and gossip queued to seats that have finished and closed
+            # would hold this drain for its whole timeout (game over took 5 s at 6 nimmt!'s end).
+            self._forwards.clear()
+            if not self._gave_up:
+                await self._drain()
         finally:
             if self._decider is not None and not self._decider.done():
                 self._decider.cancel()
@@ -313,8 +406,73 @@ class TableRunner:
         assert session is not None
         record = session.record()
         path = save_record(self.data_dir, self.settings.table, record.dumps()) if record.rounds else None
+        if self._gave_up:  # not over: the journal stays open, and the next command resumes the game
+            return Outcome(record, None, path, network_lost=True)
         self.journal.append({"t": "done"})
         return Outcome(record, session.blame, path)
+
+    # --- time away (I4) ----------------------------------------------------------------------------
+
+    def _settle(self, why: str) -> None:
+        """Judge no time until the links have had their chance to come up (module docstring)."""
+        log.info("%s: judging no time limit until the links are back", why)
+        self._settle_from = time.monotonic()
+        self._settle_until = self._settle_from + SETTLE_LIMIT
+
+    def _judging_time(self) -> bool:
+        """Whether the session may judge time limits now; ends a settling period when it is over."""
+        session = self.session
+        assert session is not None
+        clock = time.monotonic()
+        if self.n_others and not self.connected:
+            # No link at all: this laptop lost the network (or everyone else did). Blame nobody; the
+            # session, ticked while it knows every link is down, says so (`NetworkLost`) and judges nothing.
+            if self._lost_since is None:
+                self._lost_since = clock
+                self._was_linked = self.ever_linked
+                if self.ever_linked:
+                    log.warning("lost the network: no link to any other seat; blaming nobody while it lasts")
+            elif clock - self._lost_since > self.settings.reconnect_timeout:
+                gone = clock - self._lost_since
+                log.warning("no link for %.0f s: leaving the table unfinished (it can be resumed)", gone)
+                self._gave_up = True
+            return self.ever_linked  # before the first link there is no network to have lost
+        if self._lost_since is not None:
+            self._lost_since = None
+            if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)
+                self._settle("a link is back after the network was lost")
+        if self._settle_until is None:
+            return True
+        everyone = len(self.connected) == self.n_others
+        if clock < self._settle_until and not (everyone and clock - self._settle_from >= SETTLE_MIN):
+            return False
+        self._settle_until = None
+        ms = self._ms()
+        self.journal.append({"t": "resumed", "ms": ms}, sync=False)
+        log.info("links up for %d of %d seats: time limits start again now", len(self.connected), self.n_others)
+        self._dispatch(session.resumed(ms / 1000))
+        self._sync_links()  # the session counts every link as up after `resumed`: say which are not
+        return True
+
+    @property
+    def n_others(self) -> int:
+        return len(self.peer_ids) - 1
+
+    @property
+    def network_lost(self) -> bool:
+        """No link to any other seat, after there had been one (the UI says "lost the network")."""
+        return self.ever_linked and self.n_others > 0 and not self.connected
+
+    def _sync_links(self) -> None:
+        """Tell a fresh (or just replayed) session which links are up right now."""
+        session = self.session
+        assert session is not None
+        ms = self._ms()
+        for seat in range(len(self.peer_ids)):
+            if seat != self.me:
+                up = seat in self.connected
+                self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
+                session.set_connected(seat, up, ms / 1000)
 
     # --- mesh callbacks ----------------------------------------------------------------------------
 
@@ -325,30 +483,41 @@ class TableRunner:
 
     def _on_status(self, peer_id: str, connected: bool) -> None:
         seat = self.seat_of.get(peer_id)
-        if seat is None or self.session is None:
+        if seat is None:
             return
         if connected:
             self.connected.add(seat)
+            self.ever_linked = True
         else:
             self.connected.discard(seat)
-        self.session.set_connected(seat, connected, time.time())
+        if self.session is not None:  # before the session exists, `_sync_links` tells it
+            ms = self._ms()
+            self.journal.append({"t": "link", "seat": seat, "up": connected, "ms": ms}, sync=False)
+            self.session.set_connected(seat, connected, ms / 1000)  # a seat back gets a fresh limit
         self._wake.set()
 
     # --- for the UI --------------------------------------------------------------------------------
 
     def waiting_text(self) -> str:
-        """'waiting for Bob', or 'waiting for Bob's laptop to reconnect'."""
+        """'waiting for Bob', 'waiting for Bob's laptop to reconnect', or that this laptop lost the network."""
+        if self.network_lost:
+            return "lost the network: no link to any other seat (blaming nobody; waiting for it to come back)"
         session = self.session
         waiting: Waiting | None = session.waiting() if session else None
         if waiting is None or not waiting.seats:
             return ""
-        names = [self.settings.names[s] for s in waiting.seats if s != self.me]
+        names = [shown(self.settings.names[s]) for s in waiting.seats if s != self.me]
         if not names:
             return ""
-        gone = [self.settings.names[s] for s in waiting.seats if s != self.me and s not in self.connected]
+        gone = [shown(self.settings.names[s]) for s in waiting.seats if s != self.me and s not in self.connected]
         if gone:
             return f"waiting for {', '.join(gone)}'s laptop to reconnect"
         return f"waiting for {', '.join(names)} ({waiting.what})"
+
+
+def _own_output(output: Output) -> bool:
+    """A message of this seat's own, or a verdict: what a replay of the journal must reproduce."""
+    return isinstance(output, Blamed | Stopped) or (isinstance(output, Send) and not output.forward)
 
 
 class _Trace:
@@ -429,7 +598,12 @@ def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
             log.warning("cannot resume from %s: %s", path, exc)
             continue
         if records and records[0].get("t") == "table" and records[-1].get("t") != "done":
-            return TablePlan.from_json(records[0]["plan"]), path
+            try:
+                plan = TablePlan.from_json(records[0]["plan"])
+                plan.verify()
+                return plan, path
+            except (ProtocolError, KeyError, ValueError) as exc:  # I3: say why, and leave the other commands usable
+                log.warning("cannot resume from %s: its table plan is not valid: %s", path, exc)
     return None
 
 

@@ -1,10 +1,14 @@
 """What a peer keeps on disk: its identity key (P-1.1), its per-table journal (P-5.4) and game records.
 
-Layout under `data_dir()`::
+Layout under `data_dir()` (``$LANPLAY_HOME``, else the platform's user data directory from
+`platformdirs`: ``~/.local/share/lanplay`` on Linux, ``~/Library/Application Support/lanplay`` on
+macOS, ``%LOCALAPPDATA%\\lanplay`` on Windows)::
 
     identity.key                          the Ed25519 seed, 32 raw bytes, mode 0600
-    journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table
-    records/<table id>.json               finished game records (lanplay-record/1)
+    journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table (0600)
+    records/<table id>.json               finished game records (lanplay-record/1, 0600)
+    bots/<fingerprint>/                   the same three for each bot seat this laptop runs
+    network.json                          the network the player chose in the lobby
 
 Every write that must survive a crash goes to disk (``os.fsync``) before the function returns, so the
 caller may act on it afterwards: P-5.4 asks that the signed log and a peer's own secrets be journaled
@@ -22,12 +26,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
@@ -38,10 +45,13 @@ from protocol.identity import PRIVATE_KEY_BYTES, Identity
 log = logging.getLogger(__name__)
 
 ENV_HOME = "LANPLAY_HOME"
-ENV_XDG_DATA = "XDG_DATA_HOME"
+APP_NAME = "lanplay"
 IDENTITY_FILE = "identity.key"
 JOURNALS_DIR = "journals"
 RECORDS_DIR = "records"
+BOTS_DIR = "bots"
+NETWORK_FILE = "network.json"
+MAX_NETWORK_FILE = 4096
 DIR_MODE = 0o700
 KEY_MODE = 0o600
 # A PEM Ed25519 key is about 120 bytes; anything much larger is not a key, and is not read whole.
@@ -66,18 +76,18 @@ class JournalCorrupt(StoreError):
 
 
 def data_dir() -> Path:
-    """The data directory: ``$LANPLAY_HOME``, else ``$XDG_DATA_HOME/lanplay``, else
-    ``~/.local/share/lanplay``. Created (mode 0700) if missing; an existing one is left as it is,
-    since ``$LANPLAY_HOME`` may name a directory the user set up on purpose."""
+    """The data directory: ``$LANPLAY_HOME``, else the platform's convention through `platformdirs`
+    (XDG on Linux, Application Support on macOS, local app data on Windows). Created (mode 0700) if
+    missing; an existing one is left as it is, since ``$LANPLAY_HOME`` may name a directory the user
+    set up on purpose."""
     home = os.environ.get(ENV_HOME)
-    xdg = os.environ.get(ENV_XDG_DATA)
     if home:
         path = Path(home).expanduser()
-    # The XDG spec says a relative $XDG_DATA_HOME is invalid and must be ignored.
-    elif xdg and Path(xdg).is_absolute():
-        path = Path(xdg) / "lanplay"
     else:
-        path = Path.home() / ".local" / "share" / "lanplay"
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False, roaming=False))
+        if not path.is_absolute():
+            # A relative $XDG_DATA_HOME is invalid per the XDG spec and must be ignored; platformdirs uses it.
+            path = Path.home() / ".local" / "share" / APP_NAME
     _make_private_dir(path)
     return path
 
@@ -202,6 +212,21 @@ def _check_key_file(path: Path, info: os.stat_result) -> None:
         )
 
 
+def save_identity(directory: Path, identity: Identity) -> Path:
+    """Keep ``identity`` as ``directory/identity.key`` (0600), e.g. for a bot seat this laptop runs,
+    so that its game can be resumed after a crash. An existing key is never replaced."""
+    _make_private_dir(directory.parent)
+    _make_private_dir(directory)
+    path = directory / IDENTITY_FILE
+    tmp = _write_temp(directory, identity.private_bytes(), KEY_MODE)
+    try:
+        if not _publish_new(tmp, path):
+            raise StoreError(f"identity key {path} exists already")
+    finally:
+        _remove(tmp)
+    return path
+
+
 def _parse_key(path: Path, raw: bytes) -> Identity:
     hint = f"move it away to create a new identity (other players will see a new fingerprint): mv {path} {path}.bad"
     if raw.lstrip().startswith(_PEM_PREFIX):
@@ -280,7 +305,7 @@ class Journal:
             raise StoreError(f"record of {len(line)} bytes exceeds the journal line limit of {MAX_JOURNAL_LINE}")
         created = not self.path.exists()
         if created:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private_dir(self.path.parent)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, KEY_MODE)
         try:
             # One write call for the whole line keeps a crash from interleaving partial pieces.
@@ -373,8 +398,8 @@ def save_record(directory: Path, table_id: str, text: str) -> Path:
         raise StoreError(f"bad table id for a game record: {exc.message}") from None
     data = text.encode("utf-8")
     records = directory / RECORDS_DIR
-    records.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(records, data, 0o644)
+    _make_private_dir(records)
+    tmp = _write_temp(records, data, KEY_MODE)  # a record shows every hand: owner-only, like the journal
     try:
         for number in range(1, MAX_RECORDS_PER_TABLE + 1):
             path = records / (f"{table_id}.json" if number == 1 else f"{table_id}-{number}.json")
@@ -391,3 +416,58 @@ def save_record(directory: Path, table_id: str, text: str) -> Path:
     finally:
         _remove(tmp)
     raise StoreError(f"more than {MAX_RECORDS_PER_TABLE} different records for table {table_id} in {records}")
+
+
+# --- the network chosen in the lobby --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SavedNetwork:
+    """The interface the player chose: its name (``wlan0``) and the IPv4 address it had then."""
+
+    interface: str
+    address: str
+
+
+def network_path(directory: Path) -> Path:
+    return directory / NETWORK_FILE
+
+
+def load_network(directory: Path) -> SavedNetwork | None:
+    """The saved choice, None if there is none. `StoreError` naming the file and the fix if it is
+    unreadable: guessing another network would put the player at an empty table without a word."""
+    path = network_path(directory)
+    fix = f"choose again in the lobby after removing it (rm {path}), or pass --interface"
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_NETWORK_FILE + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read the saved network choice {path}: {exc.strerror or exc}; {fix}") from None
+    try:
+        if len(raw) > MAX_NETWORK_FILE:
+            raise ValueError(f"longer than {MAX_NETWORK_FILE} bytes")
+        value = json.loads(raw.decode("utf-8"))
+        if not isinstance(value, dict):
+            raise ValueError("not a JSON object")
+        interface, address = value.get("interface"), value.get("address")
+        if not isinstance(interface, str) or not isinstance(address, str) or not address:
+            raise ValueError('needs "interface" and "address" strings')
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreError(f"the saved network choice {path} is damaged ({exc}); {fix}") from None
+    return SavedNetwork(interface, address)
+
+
+def save_network(directory: Path, choice: SavedNetwork) -> Path:
+    """Remember the player's choice (atomically: a crash leaves the old choice or the new one)."""
+    _make_private_dir(directory)
+    path = network_path(directory)
+    data = json.dumps({"interface": choice.interface, "address": choice.address}).encode() + b"\n"
+    tmp = _write_temp(directory, data, KEY_MODE)
+    try:
+        os.replace(tmp, path)
+    finally:
+        _remove(tmp)
+    _fsync_dir(directory)
+    return path

@@ -10,9 +10,9 @@ from pathlib import Path
 from websockets.exceptions import WebSocketException
 
 from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
+from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TableFull, TablePlan, fetch_lobby_id, join_lobby
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
-from lanplay.store import load_or_create_identity
+from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.session import Event
@@ -77,7 +77,7 @@ async def host_table(
     if advertise:
         advert = TableAdvert(
             lobby.lobby_id, game, dict(options), 1, seats, name, identity.public.fingerprint,
-            PROTOCOL_VERSION, interface, lobby_port,
+            PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
         )  # fmt: skip
         advertiser = TableAdvertiser(advert, interface=interface)
         await advertiser.start()
@@ -86,7 +86,7 @@ async def host_table(
             assert advertiser is not None
             new = TableAdvert(
                 lobby.lobby_id, game, dict(options), len(taken), seats, name, identity.public.fingerprint,
-                PROTOCOL_VERSION, interface, lobby_port,
+                PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
             )  # fmt: skip
             task = asyncio.get_running_loop().create_task(advertiser.update(new))
             updates.add(task)
@@ -97,7 +97,7 @@ async def host_table(
         asyncio.create_task(
             _bot_peer(
                 data_dir,
-                f"Bot {i}",
+                bot_name(i, name),
                 game,
                 lobby.lobby_id,
                 interface,
@@ -106,6 +106,7 @@ async def host_table(
                 step_timeout,
                 reconnect_timeout,
                 bot_kind,
+                runs_on=identity.public.hex(),
             )
         )
         for i in range(1, bots + 1)
@@ -148,25 +149,45 @@ async def _bot_peer(
     step_timeout: float,
     reconnect_timeout: float = RECONNECT_TIMEOUT,
     bot_kind: str = "heuristic",
+    *,
+    runs_on: str | None = None,
+    lobby_host: str | None = None,
 ) -> Outcome:
-    """An in-process bot seat with an identity of its own: it speaks the real protocol."""
+    """An in-process bot seat with an identity of its own: it speaks the real protocol. Its key is kept
+    in `data_dir/bots/<fingerprint>/` beside its journal, so a crash of this process loses no game
+    (`resume_table` carries its seat on too). `runs_on`: the key of the seat whose laptop runs it;
+    `lobby_host`: where the table's lobby listens (default: `interface`, the host's own bots)."""
     identity = Identity.generate()
-    bot_dir = data_dir / "bots" / identity.public.fingerprint
+    bot_dir = data_dir / BOTS_DIR / identity.public.fingerprint
+    save_identity(bot_dir, identity)
     mesh_port = free_port(interface)
-    plan = await join_lobby(identity, lobby_id, interface, lobby_port, name, (interface, mesh_port))
+    plan = await join_lobby(
+        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on
+    )
     runner = TableRunner(
-        plan, identity, bot_dir, BotPlayer(game, bot_kind, delay=delay), interface,
+        plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
         step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
     )  # fmt: skip
     return await runner.run()
 
 
-async def find_table(interface: str, game: str | None, table_id: str | None, timeout: float) -> TableAdvert:
-    """The first advertised table with a free seat (of `game`, or with id `table_id`)."""
+def bot_name(number: int, host_name: str) -> str:
+    """`Ann's bot 1`: the seat's name says whose laptop runs it (and so can see its cards), in every
+    seat's list, on the table screen and in the game record (names are at most 40 characters)."""
+    tail = f"'s bot {number}"
+    return host_name[: 40 - len(tail)] + tail
+
+
+async def find_table(
+    interface: str, game: str | None, table_id: str | None, timeout: float, skip: frozenset[str] = frozenset()
+) -> TableAdvert:
+    """The first advertised table with a free seat (of `game`, or with id `table_id`), not in `skip`."""
 
     def wanted(advert: TableAdvert) -> bool:
         if table_id is not None:
             return advert.table_id == table_id
+        if advert.table_id in skip:
+            return False
         return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)
 
     async with TableBrowser(interface=interface) as browser:
@@ -188,28 +209,47 @@ async def join_table(
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
+    runs_on: str | None = None,
 ) -> Outcome:
     """Join a table found by mDNS (or at `address`, for networks that block multicast) and play.
+    Found by mDNS with no `table_id`: a table that refuses as full is skipped for the next one with a
+    free seat (several tables of one game on one network fill one after the other).
     `LobbyError`, saying why, if no table is found or its lobby cannot be joined (closed, full, not a
     lanplay lobby)."""
-    if address is None:
+    full: set[str] = set()
+    deadline = asyncio.get_running_loop().time() + DISCOVERY_TIMEOUT
+    while True:
+        if address is None:
+            try:
+                left = max(0.1, deadline - asyncio.get_running_loop().time())
+                advert = await find_table(interface, game, table_id, left, frozenset(full))
+            except TimeoutError:
+                wanted = f"table {table_id}" if table_id else f"table of {game}" if game else "table"
+                raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
+                                 f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
+            host, port, lobby_id = advert.address, advert.port, advert.table_id
+            pinned: str | None = advert.host_fingerprint  # I7: the host must prove the key its advert names
+            wanted_game: str | None = advert.game
+            log.info("found table %s of %s hosted by %s (%s)", lobby_id, advert.game, advert.host_name, advert.host_fingerprint)  # noqa: E501
+        else:
+            host, port = address
+            pinned = wanted_game = None  # no advert to pin the host by: the key it proves is taken on first use
         try:
-            advert = await find_table(interface, game, table_id, DISCOVERY_TIMEOUT)
-        except TimeoutError:
-            wanted = f"table {table_id}" if table_id else f"table of {game}" if game else "table"
-            raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
-                             f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
-        host, port, lobby_id = advert.address, advert.port, advert.table_id
-        log.info("found table %s of %s hosted by %s (%s)", lobby_id, advert.game, advert.host_name, advert.host_fingerprint)  # noqa: E501
-    else:
-        host, port = address
-    try:
-        if address is not None:
-            lobby_id = await fetch_lobby_id(host, port)
-        mesh_port = free_port(interface)
-        plan = await join_lobby(identity, lobby_id, host, port, name, (interface, mesh_port), on_seats)
-    except (OSError, TimeoutError, WebSocketException) as exc:
-        raise LobbyError(f"cannot join the table at {host}:{port}: {exc or type(exc).__name__}") from exc
+            if address is not None:
+                lobby_id = await fetch_lobby_id(host, port)
+            mesh_port = free_port(interface)
+            plan = await join_lobby(
+                identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on,
+                host_fingerprint=pinned, game=wanted_game,
+            )  # fmt: skip
+            break
+        except TableFull:
+            if address is not None or table_id is not None:
+                raise
+            log.info("table %s is full: trying the next table", lobby_id)
+            full.add(lobby_id)
+        except (OSError, TimeoutError, WebSocketException) as exc:
+            raise LobbyError(f"cannot join the table at {host}:{port}: {exc or type(exc).__name__}") from exc
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
     return await runner.run()
 
@@ -224,14 +264,54 @@ async def resume_table(
     reconnect_timeout: float = RECONNECT_TIMEOUT,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
+    bot_delay: float = 0.0,
 ) -> Outcome | None:
-    """Carry on the game this installation was in when it stopped (crash, kill), if any."""
+    """Carry on the game this installation was in when it stopped (crash, kill), if any, with the bot
+    seats this laptop ran at that table."""
     found = unfinished_journal(data_dir)
     if found is None:
         return None
     plan, path = found
     log.info("resuming the game journaled in %s", path)
+    bots = [
+        asyncio.create_task(_resume_bot(bot_dir, plan, interface, step_timeout, reconnect_timeout, bot_delay))
+        for bot_dir in local_bot_dirs(data_dir, plan)
+    ]
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
+    try:
+        outcome = await runner.run()
+        await asyncio.gather(*bots, return_exceptions=True)
+    finally:
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
+    return outcome
+
+
+def local_bot_dirs(data_dir: Path, plan: TablePlan) -> list[Path]:
+    """The data directories of the bot seats of `plan` that this laptop runs (their keys are kept there)."""
+    folder = data_dir / BOTS_DIR
+    if not folder.is_dir():
+        return []
+    seats = {seat.fingerprint for seat in plan.seats}
+    return sorted(path for path in folder.iterdir() if path.name in seats and (path / "identity.key").exists())
+
+
+async def _resume_bot(
+    bot_dir: Path, plan: TablePlan, interface: str, step_timeout: float, reconnect_timeout: float, delay: float
+) -> Outcome | None:
+    try:
+        identity = load_or_create_identity(bot_dir)
+        found = unfinished_journal(bot_dir)
+    except StoreError as exc:
+        log.warning("cannot resume the bot in %s: %s", bot_dir, exc)
+        return None
+    if found is None or found[0].table_id != plan.table_id:
+        return None
+    runner = TableRunner(
+        found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
+        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
+    )  # fmt: skip
     return await runner.run()
 
 

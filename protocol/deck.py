@@ -1,42 +1,62 @@
 """The mental-poker deck (P-4): hands hidden without a dealer, checkable by everyone afterwards.
 
 Commutative encryption on the prime-order group of Ed25519 (order `L`), through libsodium's
-low-level functions as PyNaCl binds them. Notation: ``x·P`` multiplies point ``P`` by scalar ``x``.
+low-level functions as PyNaCl binds them. Notation: ``x·P`` multiplies point ``P`` by scalar ``x``;
+``B`` is the standard base point.
 
 * Cards (P-4.1): card ``code`` of game ``game_id`` is
   ``M = from_uniform(SHA-512(CARD_DOMAIN ‖ lp(game_id) ‖ lp(canonical JSON of code))[:32])``;
   nobody knows a discrete log of any M. `CardTable` holds the public table and the reverse lookup.
 * Shuffle pass (P-4.2), seat by seat in seat order, starting from the card table in card order:
   ``out[i] = s·in[perm[i]]`` with a fresh secret scalar ``s`` and a secret permutation ``perm``.
+  The seat also publishes its *key base* ``S = s⁻¹·B`` and a Chaum–Pedersen proof that one scalar
+  ``s`` gives both ``B = s·S`` and ``Σout = s·Σin`` (a sum does not depend on the order, so the
+  proof shows nothing of the permutation).
 * Lock pass, seat by seat, starting from the last shuffle output:
-  ``out[p] = (k_p·s⁻¹)·in[p]`` with a fresh key ``k_p`` per position, and the seat publishes a
-  commitment to each ``k_p`` (`key_commitment`). After every lock pass, position p holds
-  ``(Π_j k_{j,p})·M`` for one card M: every ``s`` has cancelled out and each position is locked
-  by one key of every seat.
+  ``out[p] = x_p·in[p]`` with ``x_p = k_p·s⁻¹`` for a fresh key ``k_p`` per position. The seat
+  publishes every *factor* ``X_p = x_p·B`` and, per position, a Chaum–Pedersen proof that one
+  scalar gives both ``X_p = x_p·B`` and ``out[p] = x_p·in[p]``. A receiver checks every proof
+  (`verify_lock`) before using the pass: a lock that moves a point to another position or alters it
+  is refused on receipt, naming its seat. After every lock pass, position p holds
+  ``(Π_j k_{j,p})·M`` for one card M: every ``s`` has cancelled out.
 * Dealing position p (P-4.3): every other seat sends its `KeyOpening` for p to the owner privately;
-  the owner checks each against its commitment and computes ``(Π_j k_{j,p})⁻¹·C = M``. A public
-  opening is the same with every opening published. Both are `open_position`.
+  the owner checks each key against what its seat published (``k_p·S == X_p``, which fixes the key:
+  there is exactly one such scalar) and computes ``(Π_j k_{j,p})⁻¹·C = M``. A public opening is the
+  same with every opening published. Both are `open_position`.
 * Validation (P-4.4): every point received is a canonical encoding of a point of the prime-order
   subgroup other than the identity, every list has the expected length and no repeated point, every
   scalar is reduced and non-zero. Failures are `CheatDetected` naming the author seat.
 * Audit (P-5.2): at round end every seat publishes its `SeatSecrets`; `audit_deck` recomputes every
-  pass from its published input, checks it against the published output and commitments, names the
-  first seat whose secrets do not reproduce its pass (P-4.2), and returns the deck in position order.
+  shuffle pass from its published input, checks every key base and lock factor against the
+  published secrets, names the first seat whose secrets do not reproduce its pass (P-4.2), and
+  returns the deck in position order.
 
-A pass that repeats a card is caught on receipt (repeated point). A pass that drops or replaces a
-card with a fresh point cannot be seen in the points; it shows at the latest in the audit, and a
-dealt or opened position that maps to no card (`open_position`) is certain cheating whose author the
-audit then names.
+What the proofs leave to the audit: a shuffle pass that replaces cards by points of no card while
+keeping the sum (two or more points) cannot be seen on receipt. The proofs and key checks fix one
+common factor between the last shuffle output and the plain points, the same for every position, and
+that output has no repeated point: so each card is still in the deck at most once, and a replaced
+position opens to no card: its owner finds that (`CheatDetected` with seat ``None``), the round
+stops, and the audit names the seat. docs/PROTOCOL.md lists every threat, its check and where.
 
-Cost: one scalar multiplication per card per seat in each pass and one per opened position; all
-multiplications go through `scalarmult`, so a benchmark can count them.
+Proof challenges are ``SHA-512(PROOF_DOMAIN ‖ lp(kind) ‖ lp(table) ‖ u64 round ‖ lp(game) ‖
+u32 cards ‖ u32 seats ‖ u32 seat ‖ u32 position ‖ the six points)`` reduced mod L: a proof holds for
+one pass of one seat at one position of one round's deck, nowhere else. Proof nonces are
+``SHA-512(NONCE_DOMAIN ‖ witness ‖ 32 bytes of entropy ‖ the statement)`` mod L: fresh entropy makes
+them unpredictable, the witness keeps them secret even from a weak entropy source.
 
-Every function here is pure over frozen values; randomness comes from `secrets` only, and every
-secret can be passed in instead (tests, audits).
+Cost (``n`` cards): a shuffle pass is ``n + 3`` multiplications (plus one fixed-base), its check 3
+(plus one fixed-base, ``n`` point checks and ``n`` additions); a lock pass is ``2n`` (plus ``2n``
+fixed-base), its check ``3n`` (plus ``n`` fixed-base); a key check is one. Variable-base multiplications go through
+`scalarmult`, fixed-base ones through `basemult`, so a benchmark can count them.
+
+Every function here is pure over frozen values (`point_sum` caches results, nothing else); all
+randomness comes from the ``entropy`` passed in (``secrets.token_bytes`` by default; a seeded
+stream in tests), and every secret can be passed in instead (tests, audits).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -47,7 +67,6 @@ from dataclasses import dataclass, field
 import nacl.bindings as sodium
 import nacl.exceptions
 
-from protocol.commitment import NONCE_BYTES, commitment_digest
 from protocol.encoding import JSONObject, canonical, check_int, check_table_id
 from protocol.errors import CheatDetected, ProtocolError
 
@@ -59,12 +78,15 @@ RULE_VALID = "P-4.4"
 L = 2**252 + 27742317777372353535851937790883648493
 POINT_BYTES = 32
 SCALAR_BYTES = 32
+PROOF_BYTES = 2 * SCALAR_BYTES  # challenge c ‖ response z
 IDENTITY_POINT = b"\x01" + bytes(31)
 CARD_DOMAIN = b"lanplay/card-point/v1\x00"
-KEY_TAG = "lanplay/deck-key/v1"
+PROOF_DOMAIN = b"lanplay/deck-proof/v1\x00"
+NONCE_DOMAIN = b"lanplay/deck-proof-nonce/v1\x00"
 MAX_CARDS = 1024
 
 CardCode = str | int
+Entropy = Callable[[int], bytes]
 
 
 def _lp(data: bytes) -> bytes:
@@ -81,20 +103,61 @@ def _check_code(code: object) -> CardCode:
 
 
 def scalarmult(scalar: bytes, point: bytes) -> bytes:
-    """``scalar·point``: the only multiplication in this module (benchmarks count calls to it).
+    """``scalar·point``: the only variable-base multiplication here (benchmarks count calls to it).
 
-    Inputs are checked before they get here; libsodium refusing them is a bug, reported typed."""
+    libsodium refuses a point that is the identity, not canonical or not in the prime-order
+    subgroup, and a zero scalar; callers that pass peer data catch that (`_peer_mult`), for the rest
+    it is a bug, reported typed."""
     try:
         return bytes(sodium.crypto_scalarmult_ed25519_noclamp(scalar, point))
     except nacl.exceptions.CryptoError as exc:
         raise ProtocolError(RULE_VALID, f"scalar multiplication refused its input: {exc}") from None
 
 
+def basemult(scalar: bytes) -> bytes:
+    """``scalar·B``, through libsodium's precomputed table (about a fifth of `scalarmult`'s cost)."""
+    try:
+        return bytes(sodium.crypto_scalarmult_ed25519_base_noclamp(scalar))
+    except nacl.exceptions.CryptoError as exc:
+        raise ProtocolError(RULE_VALID, f"base point multiplication refused its input: {exc}") from None
+
+
 def _scalar_int(scalar: bytes) -> int:
     return int.from_bytes(scalar, "little")
 
 
-Entropy = Callable[[int], bytes]
+def _scalar_bytes(value: int) -> bytes:
+    return (value % L).to_bytes(SCALAR_BYTES, "little")
+
+
+BASE_POINT = basemult(_scalar_bytes(1))
+
+
+def _peer_mult(scalar: bytes, point: bytes, seat: int | None, what: str) -> bytes:
+    # The point comes from ``seat``: libsodium's refusal (it checks the encoding and the subgroup,
+    # so points that are multiplied here need no separate is_valid_point) is that seat's fault.
+    if point == IDENTITY_POINT:
+        raise CheatDetected(RULE_VALID, f"{what} is the identity point", seat)
+    if point == BASE_POINT:
+        return basemult(scalar)
+    try:
+        return scalarmult(scalar, point)
+    except ProtocolError:
+        raise CheatDetected(RULE_VALID, f"{what} is not a point of the prime-order subgroup", seat) from None
+
+
+def _sub(a: bytes, b: bytes) -> bytes:
+    return bytes(sodium.crypto_core_ed25519_sub(a, b))
+
+
+@functools.lru_cache(maxsize=64)
+def point_sum(points: tuple[bytes, ...]) -> bytes:
+    """The sum of valid points (the identity for none); cached, since every seat sums each shuffle
+    output once to check it and once more as the next pass's input."""
+    total = IDENTITY_POINT
+    for point in points:
+        total = bytes(sodium.crypto_core_ed25519_add(total, point))
+    return total
 
 
 def random_scalar(entropy: Entropy = secrets.token_bytes) -> bytes:
@@ -139,21 +202,28 @@ def check_point(point: object, seat: int | None, what: str) -> bytes:
     return point
 
 
-def check_points(points: object, n: int, seat: int | None, what: str) -> tuple[bytes, ...]:
-    """A list of ``n`` distinct valid points from ``seat`` (P-4.4)."""
+def _distinct(points: object, n: int, seat: int | None, what: str) -> tuple[bytes, ...]:
+    # Length, form and no repeats; subgroup membership is checked by the caller.
     if not isinstance(points, Sequence) or isinstance(points, str | bytes):
         raise CheatDetected(RULE_VALID, f"{what} is not a list of points", seat)
     if len(points) != n:
         raise CheatDetected(RULE_VALID, f"{what} has {len(points)} points, expected {n}", seat)
     seen: dict[bytes, int] = {}
-    out = []
     for i, point in enumerate(points):
-        checked = check_point(point, seat, f"{what} position {i}")
-        if checked in seen:
-            raise CheatDetected(RULE_VALID, f"{what} repeats a point at positions {seen[checked]} and {i}", seat)
-        seen[checked] = i
-        out.append(checked)
-    return tuple(out)
+        if not isinstance(point, bytes) or len(point) != POINT_BYTES:
+            raise CheatDetected(RULE_VALID, f"{what} position {i} is not a {POINT_BYTES}-byte point", seat)
+        if point in seen:
+            raise CheatDetected(RULE_VALID, f"{what} repeats a point at positions {seen[point]} and {i}", seat)
+        seen[point] = i
+    return tuple(points)
+
+
+def check_points(points: object, n: int, seat: int | None, what: str) -> tuple[bytes, ...]:
+    """A list of ``n`` distinct valid points from ``seat`` (P-4.4)."""
+    checked = _distinct(points, n, seat, what)
+    for i, point in enumerate(checked):
+        check_point(point, seat, f"{what} position {i}")
+    return checked
 
 
 def check_permutation(permutation: object, n: int, seat: int | None) -> tuple[int, ...]:
@@ -273,6 +343,83 @@ class DeckContext:
             raise CheatDetected(RULE_VALID, f"position {position!r} is not in 0..{self.size - 1}", seat)
         return position
 
+    def _check_input(self, deck: Sequence[bytes]) -> None:
+        # The input of a pass is our own checked state: a wrong one is the caller's bug.
+        if len(deck) != self.size:
+            raise ProtocolError(RULE_PASS, f"deck has {len(deck)} points, expected {self.size}")
+
+
+# -- Chaum–Pedersen proofs of one discrete log in two bases ---------------------------------------------
+#
+# Statement (g, a, h, y): a = w·g and y = w·h for one w. Proof (c, z): the prover draws r, computes
+# R1 = r·g, R2 = r·h, c = challenge(label, g, a, h, y, R1, R2), z = r + c·w. The verifier recomputes
+# R1 = z·g − c·a and R2 = z·h − c·y and checks the challenge. Multiples of B use the fixed-base table.
+
+SHUFFLE_PROOF = b"shuffle"
+LOCK_PROOF = b"lock"
+
+
+def _challenge(ctx: DeckContext, kind: bytes, seat: int, position: int, points: Sequence[bytes]) -> int:
+    head = (
+        PROOF_DOMAIN
+        + _lp(kind)
+        + _lp(ctx.table.encode("ascii"))
+        + struct.pack(">Q", ctx.round)
+        + _lp(ctx.cards.game_id.encode("utf-8"))
+        + struct.pack(">IIII", ctx.size, ctx.seats, seat, position)
+    )
+    return int.from_bytes(hashlib.sha512(head + b"".join(points)).digest(), "little") % L
+
+
+def _prove(
+    ctx: DeckContext,
+    kind: bytes,
+    seat: int,
+    position: int,
+    witness: int,
+    statement: tuple[bytes, bytes, bytes, bytes],
+    entropy: Entropy,
+) -> bytes:
+    g, a, h, y = statement
+    while True:
+        seed = NONCE_DOMAIN + _scalar_bytes(witness) + entropy(32) + g + a + h + y
+        nonce = int.from_bytes(hashlib.sha512(seed).digest(), "little") % L
+        if nonce == 0:
+            continue
+        r = _scalar_bytes(nonce)
+        r1 = basemult(r) if g == BASE_POINT else scalarmult(r, g)
+        c = _challenge(ctx, kind, seat, position, (g, a, h, y, r1, scalarmult(r, h)))
+        z = (nonce + c * witness) % L
+        # The verifier refuses zero scalars; an honest proof must never be refused (I1), so draw again.
+        if c != 0 and z != 0:
+            return _scalar_bytes(c) + _scalar_bytes(z)
+
+
+def _verify(
+    ctx: DeckContext,
+    kind: bytes,
+    seat: int,
+    position: int,
+    proof: bytes,
+    statement: tuple[bytes, bytes, bytes, bytes],
+    names: tuple[str, str, str, str],
+) -> bool:
+    """Whether ``proof`` holds; `CheatDetected` (P-4.4) naming ``seat`` if the proof is malformed
+    or a point it published (``g``, ``a``, ``y``; ``names`` are the proof's and theirs) is not a
+    valid point. ``h`` is the pass's input, our own checked state."""
+    g, a, h, y = statement
+    proof_name, g_name, a_name, y_name = names
+    c_bytes, z_bytes = proof[:SCALAR_BYTES], proof[SCALAR_BYTES:]
+    c, z = _scalar_int(c_bytes), _scalar_int(z_bytes)
+    if len(proof) != PROOF_BYTES or not 0 < c < L or not 0 < z < L:
+        raise CheatDetected(RULE_VALID, f"{proof_name} does not hold two reduced non-zero scalars", seat)
+    c_a = _peer_mult(c_bytes, a, seat, a_name)
+    c_y = _peer_mult(c_bytes, y, seat, y_name)
+    r1 = _sub(_peer_mult(z_bytes, g, seat, g_name), c_a)
+    r2 = _sub(scalarmult(z_bytes, h), c_y)
+    expected = _challenge(ctx, kind, seat, position, (g, a, h, y, r1, r2))
+    return hmac.compare_digest(_scalar_bytes(expected), c_bytes)
+
 
 # -- shuffle pass ---------------------------------------------------------------------------------
 
@@ -285,42 +432,97 @@ class ShuffleSecret:
     permutation: tuple[int, ...]
 
     @classmethod
-    def new(cls, n: int, scalar: bytes | None = None, permutation: Sequence[int] | None = None) -> ShuffleSecret:
-        """Fresh secrets for an ``n``-card deck; either part can be given instead (tests, audits)."""
-        return cls(
-            random_scalar() if scalar is None else scalar,
-            random_permutation(n) if permutation is None else tuple(permutation),
-        )
+    def new(
+        cls,
+        n: int,
+        scalar: bytes | None = None,
+        permutation: Sequence[int] | None = None,
+        entropy: Entropy | None = None,
+    ) -> ShuffleSecret:
+        """Fresh secrets for an ``n``-card deck (from ``entropy``, else `secrets`); either part can be
+        given instead (tests, audits)."""
+        if scalar is None:
+            scalar = random_scalar() if entropy is None else random_scalar(entropy)
+        return cls(scalar, random_permutation(n, entropy) if permutation is None else tuple(permutation))
+
+
+def key_base(secret: ShuffleSecret, seat: int) -> bytes:
+    """``S = s⁻¹·B``, against which every key of the seat is checked (``k_p·S == X_p``)."""
+    scalar = check_scalar(secret.scalar, seat, "shuffle scalar")
+    return basemult(_scalar_bytes(pow(_scalar_int(scalar), -1, L)))
 
 
 @dataclass(frozen=True, slots=True)
 class ShuffleOutput:
-    """The list of points a seat's shuffle pass publishes."""
+    """What a seat's shuffle pass publishes: the points, its key base ``S = s⁻¹·B`` and the proof
+    that ``B = s·S`` and ``Σpoints = s·Σinput`` for one ``s``."""
 
     seat: int
     points: tuple[bytes, ...]
+    key_base: bytes
+    proof: bytes
 
     def to_json(self) -> JSONObject:
-        return {"points": [p.hex() for p in self.points]}
+        return {"points": [p.hex() for p in self.points], "key_base": self.key_base.hex(), "proof": self.proof.hex()}
 
     @classmethod
-    def from_json(cls, ctx: DeckContext, seat: int, obj: object) -> ShuffleOutput:
-        """Read and fully check (P-4.4) a shuffle output received from ``seat``."""
+    def from_json(cls, ctx: DeckContext, seat: int, obj: object, input_points: Sequence[bytes]) -> ShuffleOutput:
+        """Read and fully check (P-4.4, P-4.2) a shuffle output received from ``seat``, made on
+        ``input_points`` (the card table's points for seat 0, else the previous seat's output)."""
         ctx._check_seat(seat)
-        fields = _fields(obj, frozenset({"points"}), seat, "shuffle output")
+        fields = _fields(obj, frozenset({"points", "key_base", "proof"}), seat, "shuffle output")
         points = _hex_list(fields["points"], POINT_BYTES, ctx.size, seat, "shuffle output points")
-        return cls(seat, check_points(points, ctx.size, seat, f"seat {seat}'s shuffle output"))
+        output = cls(
+            seat,
+            tuple(points),
+            _hex_bytes(fields["key_base"], POINT_BYTES, seat, "shuffle key base"),
+            _hex_bytes(fields["proof"], PROOF_BYTES, seat, "shuffle proof"),
+        )
+        verify_shuffle(ctx, seat, input_points, output)
+        return output
 
 
-def shuffle_pass(ctx: DeckContext, seat: int, deck: Sequence[bytes], secret: ShuffleSecret) -> ShuffleOutput:
+def shuffle_pass(
+    ctx: DeckContext,
+    seat: int,
+    deck: Sequence[bytes],
+    secret: ShuffleSecret,
+    entropy: Entropy = secrets.token_bytes,
+) -> ShuffleOutput:
     """Seat ``seat``'s shuffle pass over ``deck`` (the card table's points for seat 0, else the
-    previous seat's checked output)."""
+    previous seat's checked output), with its key base and proof (nonce from ``entropy``)."""
     ctx._check_seat(seat)
-    if len(deck) != ctx.size:
-        raise ProtocolError(RULE_PASS, f"deck has {len(deck)} points, expected {ctx.size}")
+    ctx._check_input(deck)
     scalar = check_scalar(secret.scalar, seat, "shuffle scalar")
     perm = check_permutation(secret.permutation, ctx.size, seat)
-    return ShuffleOutput(seat, tuple(scalarmult(scalar, deck[j]) for j in perm))
+    points = tuple(scalarmult(scalar, deck[j]) for j in perm)
+    base = key_base(secret, seat)
+    input_sum = point_sum(tuple(deck))
+    statement = (base, BASE_POINT, input_sum, scalarmult(scalar, input_sum))
+    proof = _prove(ctx, SHUFFLE_PROOF, seat, 0, _scalar_int(scalar), statement, entropy)
+    return ShuffleOutput(seat, points, base, proof)
+
+
+def verify_shuffle(ctx: DeckContext, seat: int, input_points: Sequence[bytes], output: ShuffleOutput) -> None:
+    """Check a shuffle output of ``seat`` made on ``input_points``: every point valid and distinct
+    (P-4.4), and the proof that its key base is ``s⁻¹·B`` for the ``s`` that scaled the points'
+    sum (P-4.2). `CheatDetected` naming ``seat`` otherwise."""
+    ctx._check_seat(seat)
+    ctx._check_input(input_points)
+    if output.seat != seat:
+        raise ProtocolError(RULE_PASS, f"seat {output.seat}'s shuffle output given as seat {seat}'s")
+    points = check_points(output.points, ctx.size, seat, f"seat {seat}'s shuffle output")
+    if not isinstance(output.proof, bytes) or len(output.proof) != PROOF_BYTES:
+        raise CheatDetected(RULE_VALID, f"shuffle proof is not {PROOF_BYTES} bytes", seat)
+    output_sum = point_sum(points)
+    if output_sum == IDENTITY_POINT:
+        raise CheatDetected(RULE_PASS, "the shuffle output's points sum to the identity point", seat)
+    statement = (output.key_base, BASE_POINT, point_sum(tuple(input_points)), output_sum)
+    names = ("shuffle proof", "shuffle key base", "base point", "sum of the shuffle output")
+    if not _verify(ctx, SHUFFLE_PROOF, seat, 0, output.proof, statement, names):
+        raise CheatDetected(
+            RULE_PASS, "the shuffle proof does not verify: the key base is not s⁻¹·B for the pass's scalar", seat
+        )
 
 
 # -- lock pass ------------------------------------------------------------------------------------
@@ -328,148 +530,177 @@ def shuffle_pass(ctx: DeckContext, seat: int, deck: Sequence[bytes], secret: Shu
 
 @dataclass(frozen=True, slots=True)
 class LockSecret:
-    """A seat's position keys k_p and the nonces of their commitments."""
+    """A seat's position keys k_p."""
 
     keys: tuple[bytes, ...]
-    nonces: tuple[bytes, ...]
 
     @classmethod
-    def new(cls, n: int, keys: Sequence[bytes] | None = None, nonces: Sequence[bytes] | None = None) -> LockSecret:
-        """Fresh keys and nonces for an ``n``-card deck; either can be given instead."""
-        return cls(
-            tuple(random_scalar() for _ in range(n)) if keys is None else tuple(keys),
-            tuple(secrets.token_bytes(NONCE_BYTES) for _ in range(n)) if nonces is None else tuple(nonces),
-        )
-
-
-def key_commitment(ctx: DeckContext, seat: int, position: int, key: bytes, nonce: bytes) -> bytes:
-    """The commitment digest to ``seat``'s key for ``position``; the position is part of the value so
-    a commitment names what it is for."""
-    return commitment_digest(KEY_TAG, ctx.table, ctx.round, seat, struct.pack(">I", position) + key, nonce)
-
-
-@dataclass(frozen=True, slots=True)
-class KeyCommitments:
-    """A seat's published commitments to its position keys, indexed by position."""
-
-    seat: int
-    digests: tuple[bytes, ...]
+    def new(cls, n: int, keys: Sequence[bytes] | None = None, entropy: Entropy = secrets.token_bytes) -> LockSecret:
+        """Fresh keys for an ``n``-card deck (from ``entropy``), or the keys given."""
+        return cls(tuple(random_scalar(entropy) for _ in range(n)) if keys is None else tuple(keys))
 
 
 @dataclass(frozen=True, slots=True)
 class LockOutput:
-    """What a seat's lock pass publishes: the locked points and the key commitments."""
+    """What a seat's lock pass publishes: the locked points, the factor ``X_p = x_p·B`` of each
+    position and the proof, per position, that ``points[p] = x_p·input[p]``."""
 
     seat: int
     points: tuple[bytes, ...]
-    commitments: KeyCommitments
+    factors: tuple[bytes, ...]
+    proofs: tuple[bytes, ...]
 
     def to_json(self) -> JSONObject:
         return {
             "points": [p.hex() for p in self.points],
-            "commitments": [c.hex() for c in self.commitments.digests],
+            "factors": [x.hex() for x in self.factors],
+            "proofs": [proof.hex() for proof in self.proofs],
         }
 
     @classmethod
-    def from_json(cls, ctx: DeckContext, seat: int, obj: object) -> LockOutput:
-        """Read and fully check (P-4.4) a lock output received from ``seat``."""
+    def from_json(cls, ctx: DeckContext, seat: int, obj: object, input_points: Sequence[bytes]) -> LockOutput:
+        """Read and fully check (P-4.4, P-4.2) a lock output received from ``seat``, made on
+        ``input_points`` (the last shuffle output for seat 0, else the previous seat's lock output)."""
         ctx._check_seat(seat)
-        fields = _fields(obj, frozenset({"points", "commitments"}), seat, "lock output")
-        points = _hex_list(fields["points"], POINT_BYTES, ctx.size, seat, "lock output points")
-        digests = _hex_list(fields["commitments"], 32, ctx.size, seat, "lock output commitments")
-        checked = check_points(points, ctx.size, seat, f"seat {seat}'s lock output")
-        return cls(seat, checked, KeyCommitments(seat, tuple(digests)))
+        fields = _fields(obj, frozenset({"points", "factors", "proofs"}), seat, "lock output")
+        n = ctx.size
+        output = cls(
+            seat,
+            tuple(_hex_list(fields["points"], POINT_BYTES, n, seat, "lock output points")),
+            tuple(_hex_list(fields["factors"], POINT_BYTES, n, seat, "lock output factors")),
+            tuple(_hex_list(fields["proofs"], PROOF_BYTES, n, seat, "lock output proofs")),
+        )
+        verify_lock(ctx, seat, input_points, output)
+        return output
+
+
+def _check_lock_secret(ctx: DeckContext, seat: int, lock: LockSecret) -> tuple[bytes, ...]:
+    if len(lock.keys) != ctx.size:
+        raise CheatDetected(RULE_VALID, f"lock secret has {len(lock.keys)} keys, expected {ctx.size}", seat)
+    return tuple(check_scalar(key, seat, f"key for position {p}") for p, key in enumerate(lock.keys))
+
+
+def lock_factors(shuffle: ShuffleSecret, keys: Sequence[bytes]) -> tuple[bytes, ...]:
+    """``x_p = k_p·s⁻¹`` for every position: the scalars a lock pass multiplies the points by."""
+    inverse = pow(_scalar_int(shuffle.scalar), -1, L)
+    return tuple(_scalar_bytes(_scalar_int(key) * inverse) for key in keys)
 
 
 def lock_pass(
-    ctx: DeckContext, seat: int, deck: Sequence[bytes], shuffle: ShuffleSecret, lock: LockSecret
+    ctx: DeckContext,
+    seat: int,
+    deck: Sequence[bytes],
+    shuffle: ShuffleSecret,
+    lock: LockSecret,
+    entropy: Entropy = secrets.token_bytes,
 ) -> LockOutput:
     """Seat ``seat``'s lock pass over ``deck`` (the last shuffle output for seat 0, else the previous
-    seat's checked lock output): removes its shuffle scalar, adds one key per position."""
+    seat's checked lock output): removes its shuffle scalar, adds one key per position, and proves
+    each position (proof nonces from ``entropy``)."""
     ctx._check_seat(seat)
-    n = ctx.size
-    if len(deck) != n:
-        raise ProtocolError(RULE_PASS, f"deck has {len(deck)} points, expected {n}")
-    _check_lock_secret(ctx, seat, lock)
-    inverse = bytes(sodium.crypto_core_ed25519_scalar_invert(check_scalar(shuffle.scalar, seat, "shuffle scalar")))
-    points = tuple(
-        scalarmult(bytes(sodium.crypto_core_ed25519_scalar_mul(key, inverse)), point)
-        for key, point in zip(lock.keys, deck, strict=True)
-    )
-    digests = tuple(
-        key_commitment(ctx, seat, p, key, nonce)
-        for p, (key, nonce) in enumerate(zip(lock.keys, lock.nonces, strict=True))
-    )
-    return LockOutput(seat, points, KeyCommitments(seat, digests))
+    ctx._check_input(deck)
+    keys = _check_lock_secret(ctx, seat, lock)
+    check_scalar(shuffle.scalar, seat, "shuffle scalar")
+    points, factors, proofs = [], [], []
+    for p, (x, point) in enumerate(zip(lock_factors(shuffle, keys), deck, strict=True)):
+        out, factor = scalarmult(x, point), basemult(x)
+        points.append(out)
+        factors.append(factor)
+        proofs.append(_prove(ctx, LOCK_PROOF, seat, p, _scalar_int(x), (BASE_POINT, factor, point, out), entropy))
+    return LockOutput(seat, tuple(points), tuple(factors), tuple(proofs))
 
 
-def _check_lock_secret(ctx: DeckContext, seat: int, lock: LockSecret) -> None:
+def verify_lock(ctx: DeckContext, seat: int, input_points: Sequence[bytes], output: LockOutput) -> None:
+    """Check a lock output of ``seat`` made on ``input_points`` (I5): per position, a valid point
+    (P-4.4), none repeated, and a proof that ``points[p] = x·input[p]`` and ``factors[p] = x·B`` for
+    one ``x`` (P-4.2). A lock that moved a point to another position or altered it fails here.
+    `CheatDetected` naming ``seat`` otherwise."""
+    ctx._check_seat(seat)
+    ctx._check_input(input_points)
+    if output.seat != seat:
+        raise ProtocolError(RULE_PASS, f"seat {output.seat}'s lock output given as seat {seat}'s")
     n = ctx.size
-    if len(lock.keys) != n or len(lock.nonces) != n:
+    what = f"seat {seat}'s lock output"
+    points = _distinct(output.points, n, seat, what)
+    factors = output.factors
+    if len(factors) != n or len(output.proofs) != n:
         raise CheatDetected(
-            RULE_VALID, f"lock secret has {len(lock.keys)} keys and {len(lock.nonces)} nonces, expected {n}", seat
+            RULE_VALID, f"{what} has {len(factors)} factors and {len(output.proofs)} proofs, expected {n}", seat
         )
-    for p, (key, nonce) in enumerate(zip(lock.keys, lock.nonces, strict=True)):
-        check_scalar(key, seat, f"key for position {p}")
-        if not isinstance(nonce, bytes) or len(nonce) != NONCE_BYTES:
-            raise CheatDetected(RULE_VALID, f"nonce for position {p} is not {NONCE_BYTES} bytes", seat)
-
-
-def check_output(ctx: DeckContext, output: ShuffleOutput | LockOutput) -> None:
-    """Check (P-4.4) a pass output held in memory, as `ShuffleOutput.from_json` does for received ones."""
-    ctx._check_seat(output.seat)
-    kind = "shuffle" if isinstance(output, ShuffleOutput) else "lock"
-    check_points(output.points, ctx.size, output.seat, f"seat {output.seat}'s {kind} output")
-    if isinstance(output, LockOutput):
-        digests = output.commitments.digests
-        if len(digests) != ctx.size or any(not isinstance(d, bytes) or len(d) != 32 for d in digests):
-            raise CheatDetected(RULE_VALID, f"lock output needs {ctx.size} 32-byte commitments", output.seat)
+    for p, (factor, proof) in enumerate(zip(factors, output.proofs, strict=True)):
+        if not isinstance(factor, bytes) or len(factor) != POINT_BYTES:
+            raise CheatDetected(RULE_VALID, f"{what} factor {p} is not a {POINT_BYTES}-byte point", seat)
+        if not isinstance(proof, bytes) or len(proof) != PROOF_BYTES:
+            raise CheatDetected(RULE_VALID, f"{what} proof {p} is not {PROOF_BYTES} bytes", seat)
+    for p, (point, factor, proof) in enumerate(zip(points, factors, output.proofs, strict=True)):
+        names = (f"{what} proof {p}", "base point", f"{what} factor {p}", f"{what} position {p}")
+        if not _verify(ctx, LOCK_PROOF, seat, p, proof, (BASE_POINT, factor, input_points[p], point), names):
+            raise CheatDetected(
+                RULE_PASS,
+                f"the lock proof for position {p} does not verify: the point there is not its input "
+                "times the published factor (moved or altered)",
+                seat,
+            )
 
 
 # -- dealing and opening --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
+class KeyCommitments:
+    """What a seat's keys are checked against: its key base ``S`` (shuffle pass) and its factors
+    ``X_p`` (lock pass). ``k·S == X_p`` holds for exactly one scalar ``k``: the key of position p."""
+
+    seat: int
+    key_base: bytes
+    factors: tuple[bytes, ...]
+
+
+def key_commitments(shuffle: ShuffleOutput, lock: LockOutput) -> KeyCommitments:
+    """A seat's `KeyCommitments`, from its checked shuffle and lock outputs."""
+    if shuffle.seat != lock.seat:
+        raise ProtocolError(RULE_DEAL, f"seat {shuffle.seat}'s shuffle goes with seat {lock.seat}'s lock")
+    return KeyCommitments(lock.seat, shuffle.key_base, lock.factors)
+
+
+@dataclass(frozen=True, slots=True)
 class KeyOpening:
-    """One seat's key for one position, with its commitment nonce: sent privately to a card's owner,
-    or published to open a card for everyone."""
+    """One seat's key for one position: sent privately to a card's owner, or published to open a
+    card for everyone."""
 
     seat: int
     position: int
     key: bytes
-    nonce: bytes
 
     def to_json(self) -> JSONObject:
-        return {"position": self.position, "key": self.key.hex(), "nonce": self.nonce.hex()}
+        return {"position": self.position, "key": self.key.hex()}
 
     @classmethod
     def from_json(cls, ctx: DeckContext, seat: int, obj: object) -> KeyOpening:
         """Read (and check the form of) a key opening received from ``seat``."""
         ctx._check_seat(seat)
-        fields = _fields(obj, frozenset({"position", "key", "nonce"}), seat, "key opening")
+        fields = _fields(obj, frozenset({"position", "key"}), seat, "key opening")
         position = ctx._check_position(fields["position"], seat)
         key = check_scalar(_hex_bytes(fields["key"], SCALAR_BYTES, seat, "key"), seat, f"key for position {position}")
-        return cls(seat, position, key, _hex_bytes(fields["nonce"], NONCE_BYTES, seat, "nonce"))
+        return cls(seat, position, key)
 
 
 def key_opening(seat: int, lock: LockSecret, position: int) -> KeyOpening:
     """The opening of ``seat``'s own key for ``position``."""
-    return KeyOpening(seat, position, lock.keys[position], lock.nonces[position])
+    return KeyOpening(seat, position, lock.keys[position])
 
 
 def check_key_opening(ctx: DeckContext, opening: KeyOpening, commitments: KeyCommitments) -> bytes:
-    """Check a key against its seat's commitment (P-4.3) and form (P-4.4); returns the key."""
+    """Check a key against its seat's key base and lock factor (P-4.3) and its form (P-4.4); returns
+    the key. One multiplication."""
     seat = opening.seat
     ctx._check_seat(seat)
     position = ctx._check_position(opening.position, seat)
     key = check_scalar(opening.key, seat, f"key for position {position}")
-    if not isinstance(opening.nonce, bytes) or len(opening.nonce) != NONCE_BYTES:
-        raise CheatDetected(RULE_VALID, f"nonce for position {position} is not {NONCE_BYTES} bytes", seat)
-    if commitments.seat != seat or len(commitments.digests) != ctx.size:
+    if commitments.seat != seat or len(commitments.factors) != ctx.size:
         raise ProtocolError(RULE_DEAL, f"commitments given are not seat {seat}'s for this deck")
-    expected = commitments.digests[position]
-    if not hmac.compare_digest(key_commitment(ctx, seat, position, key, opening.nonce), expected):
-        raise CheatDetected(RULE_DEAL, f"key for position {position} does not match its commitment", seat)
+    if not hmac.compare_digest(scalarmult(key, commitments.key_base), commitments.factors[position]):
+        raise CheatDetected(RULE_DEAL, f"key for position {position} does not match its lock factor", seat)
     return key
 
 
@@ -484,27 +715,25 @@ def open_position(
 
     ``openings`` has one key opening per seat, in seat order (the owner's own included);
     ``commitments`` is every seat's `KeyCommitments`, in seat order. A key that does not match its
-    commitment blames its seat; a position that opens to no card is certain cheating (seat ``None``:
-    the audit names the seat)."""
+    seat's factor blames that seat; a position that opens to no card is certain cheating in a
+    shuffle pass (seat ``None``: the audit names the seat)."""
     check_int(position, "position", RULE_DEAL, 0, ctx.size - 1)
     if len(openings) != ctx.seats or len(commitments) != ctx.seats:
         raise ProtocolError(RULE_DEAL, f"need one key opening and one commitment list per seat ({ctx.seats})")
-    product: bytes | None = None
+    product = 1
     for seat, (opening, seat_commitments) in enumerate(zip(openings, commitments, strict=True)):
         if opening.seat != seat:
             raise ProtocolError(RULE_DEAL, f"opening {seat} is seat {opening.seat}'s; openings go in seat order")
         if opening.position != position:
             raise CheatDetected(RULE_DEAL, f"key sent for position {opening.position} where {position} was asked", seat)
-        key = check_key_opening(ctx, opening, seat_commitments)
-        product = key if product is None else bytes(sodium.crypto_core_ed25519_scalar_mul(product, key))
-    assert product is not None  # ctx.seats >= 1
+        product = product * _scalar_int(check_key_opening(ctx, opening, seat_commitments)) % L
     # Keys are non-zero mod the prime L, so their product is invertible.
-    plain = scalarmult(bytes(sodium.crypto_core_ed25519_scalar_invert(product)), point)
+    plain = scalarmult(_scalar_bytes(pow(product, -1, L)), point)
     code = ctx.cards.code_of(plain)
     if code is None:
         raise CheatDetected(
             RULE_DEAL,
-            f"position {position} does not open to a card of the deck: a shuffle or lock pass was wrong "
+            f"position {position} does not open to a card of the deck: a shuffle pass replaced a card "
             "(the audit names the seat)",
             None,
         )
@@ -527,22 +756,19 @@ class SeatSecrets:
             "scalar": self.shuffle.scalar.hex(),
             "permutation": list(self.shuffle.permutation),
             "keys": [k.hex() for k in self.lock.keys],
-            "nonces": [n.hex() for n in self.lock.nonces],
         }
 
     @classmethod
     def from_json(cls, ctx: DeckContext, seat: int, obj: object) -> SeatSecrets:
         """Read and check the form of ``seat``'s published secrets."""
         ctx._check_seat(seat)
-        fields = _fields(obj, frozenset({"scalar", "permutation", "keys", "nonces"}), seat, "seat secrets")
+        fields = _fields(obj, frozenset({"scalar", "permutation", "keys"}), seat, "seat secrets")
         n = ctx.size
         scalar = check_scalar(
             _hex_bytes(fields["scalar"], SCALAR_BYTES, seat, "shuffle scalar"), seat, "shuffle scalar"
         )
         permutation = check_permutation(fields["permutation"], n, seat)
-        keys = _hex_list(fields["keys"], SCALAR_BYTES, n, seat, "keys")
-        nonces = _hex_list(fields["nonces"], NONCE_BYTES, n, seat, "nonces")
-        lock = LockSecret(tuple(keys), tuple(nonces))
+        lock = LockSecret(tuple(_hex_list(fields["keys"], SCALAR_BYTES, n, seat, "keys")))
         _check_lock_secret(ctx, seat, lock)
         return cls(seat, ShuffleSecret(scalar, permutation), lock)
 
@@ -559,10 +785,13 @@ def audit_deck(
 ) -> tuple[CardCode, ...]:
     """Recompute every pass from the published secrets (P-5.2) and return the card at each position.
 
-    Passes are checked in the order they were made (every shuffle pass, then every lock pass), each
-    from its published input; the first seat whose secrets do not reproduce its published output or
-    commitments is named (`CheatDetected`, P-4.2). Given that every pass reproduces, position p holds
-    the card the permutations carried there, so the deck order needs no further multiplication."""
+    ``shuffles`` and ``locks`` are the outputs as ``from_json`` accepted them (proofs verified).
+    Passes are checked in the order they were made (every shuffle pass, then every lock pass); the
+    first seat whose secrets do not reproduce its pass is named (`CheatDetected`, P-4.2): a shuffle
+    pass is recomputed point by point and its key base checked; a lock pass is checked through its
+    factors (``X_p == (k_p·s⁻¹)·B``, a fixed-base multiplication), which with the verified proofs
+    fixes every point. Given that every pass reproduces, position p holds the card the permutations
+    carried there, so the deck order needs no further multiplication."""
     k = ctx.seats
     if not len(shuffles) == len(locks) == len(seat_secrets) == k:
         raise ProtocolError(RULE_PASS, f"the audit needs every seat's passes and secrets ({k} seats)")
@@ -573,7 +802,9 @@ def audit_deck(
     order = list(range(ctx.size))
     for seat in range(k):
         secret = seat_secrets[seat].shuffle
-        expected = shuffle_pass(ctx, seat, deck, secret).points
+        scalar = check_scalar(secret.scalar, seat, "shuffle scalar")
+        perm = check_permutation(secret.permutation, ctx.size, seat)
+        expected = tuple(scalarmult(scalar, deck[j]) for j in perm)
         published = shuffles[seat].points
         if expected != published:
             raise CheatDetected(
@@ -582,24 +813,16 @@ def audit_deck(
                 f"(first difference at position {_first_difference(expected, published)})",
                 seat,
             )
-        order = [order[j] for j in secret.permutation]
+        if key_base(secret, seat) != shuffles[seat].key_base:
+            raise CheatDetected(RULE_PASS, "published shuffle scalar does not match the published key base", seat)
+        order = [order[j] for j in perm]
         deck = published
     for seat in range(k):
         secrets_ = seat_secrets[seat]
-        lock = locks[seat]
-        recomputed = lock_pass(ctx, seat, deck, secrets_.shuffle, secrets_.lock)
-        published_digests = lock.commitments.digests
-        if recomputed.commitments.digests != published_digests:
-            p = _first_difference(recomputed.commitments.digests, published_digests)
-            raise CheatDetected(
-                RULE_PASS, f"published key for position {p} does not match the published commitment", seat
-            )
-        if recomputed.points != lock.points:
-            raise CheatDetected(
-                RULE_PASS,
-                "published shuffle scalar and keys do not reproduce the lock pass "
-                f"(first difference at position {_first_difference(recomputed.points, lock.points)})",
-                seat,
-            )
-        deck = lock.points
+        keys = _check_lock_secret(ctx, seat, secrets_.lock)
+        for p, (x, factor) in enumerate(zip(lock_factors(secrets_.shuffle, keys), locks[seat].factors, strict=True)):
+            if basemult(x) != factor:
+                raise CheatDetected(
+                    RULE_PASS, f"published key for position {p} does not reproduce the lock pass's factor", seat
+                )
     return tuple(ctx.cards.codes[i] for i in order)

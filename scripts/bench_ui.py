@@ -58,11 +58,13 @@ async def measure(
         await asyncio.sleep(0.05)  # let the first full redraw settle
         for _ in range(presses):
             rendered.clear()
-            cursor = model.cursor
+            revision = model.revision
             start = time.perf_counter()
             pipe.send_text(RIGHT)
             await rendered.wait()
-            while model.cursor == cursor:  # a redraw for another reason came first: wait for ours
+            # A redraw for another reason came first: wait for ours. (The key changes the model even where
+            # the cursor stays: → skips cards that may not be played, and a hand may hold one that may.)
+            while model.revision == revision:
                 rendered.clear()
                 await rendered.wait()
             times.append((time.perf_counter() - start) * 1000)

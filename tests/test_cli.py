@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from engine.games import all_games
 from lanplay.cli import main
+from lanplay.describe import OPTION_HELP, valid_option_keys
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.json"))
 
@@ -84,3 +88,145 @@ def test_broken_file_is_a_format_error(tmp_path: Path, capsys: pytest.CaptureFix
 def test_missing_file_is_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# --- records for people ------------------------------------------------------------------------------------
+
+
+def human_replay(prefix: str, capsys: pytest.CaptureFixture[str]) -> str:
+    path = next(p for p in EXAMPLES if p.name.startswith(prefix))
+    assert main(["replay", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+def test_human_replay_of_6_nimmt_labels_rows_groups_turns_and_totals(capsys: pytest.CaptureFixture[str]) -> None:
+    text = human_replay("take6-4p", capsys)
+    assert "Rows: row 1: " in text and " · row 4: " in text  # T-2.1: rows 1–4, never players' names
+    assert re.search(r"  Turn 1: revealed \w+ \d+, \w+ \d+, \w+ \d+, \w+ \d+\n    \w+'s \d+ → row [1-4]", text)
+    assert "Totals after round 1: Ann " in text
+    assert "is the 6th card: takes row" in text  # T-3.4
+    assert not re.search(r"(?<!\d)1 bullheads", text)
+    assert "rows: Ann" not in text and "None" not in text
+    three = human_replay("take6-3p", capsys)
+    assert "Rows: row 1: " in three and "[" not in three  # no raw lists
+
+
+def test_human_replay_of_sixes_names_the_winner_and_shows_the_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    text = human_replay("sixes-", capsys)
+    record = json.loads(next(p for p in EXAMPLES if p.name.startswith("sixes-")).read_text())
+    assert re.search(r"(Ann|Bob|Cas|Dee|Eva) is out of cards and wins the pot of \d+ chips?", text)
+    assert "Columns at the end: Oros " in text and "winner: " not in text
+    assert re.search(r"\nWinners?: (" + "|".join(record["players"]) + ")", text)
+
+
+def test_human_replay_of_6th_sense_explains_tricks(capsys: pytest.CaptureFixture[str]) -> None:
+    text = human_replay("sixth-sense-4p", capsys)
+    assert "reverses: lowest wins" in text  # S-6.2
+    assert "counts: " in text and "may count two tricks" in text  # S-6.5
+    assert "6/9 as " in text and "R6 as" not in text  # S-1.1: one name for the 6/9 card
+    assert re.search(r"\w+: predicted \S+, \d+ tricks?, [+-]\d+ points?", text)
+    assert "None" not in text and "points: " not in text
+
+
+def test_an_unfinished_round_says_so_instead_of_points_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = json.loads(next(p for p in EXAMPLES if p.name.startswith("sixth-sense-4p")).read_text())
+    record["rounds"] = record["rounds"][:1]
+    record["rounds"][0]["moves"] = record["rounds"][0]["moves"][:10]
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(record))
+    assert main(["replay", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "Round 1 is not finished" in text and "None" not in text
+    assert "The record stops before the game ends." in text
+
+
+def test_a_faulty_record_is_told_in_the_replays_numbering(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Human text: Round 1, move 4, the seat's name; `--json` keeps the spec's 0-based indexes (see above)."""
+    record = json.loads(next(p for p in EXAMPLES if p.name.startswith("sixth-sense-2p")).read_text())
+    moves = record["rounds"][0]["moves"]
+    first_play = next(i for i, m in enumerate(moves) if "play" in m)
+    moves[first_play + 1]["play"] = moves[first_play]["play"]  # the second card of trick 1: a card already played
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    seat = moves[first_play + 1]["seat"]
+    assert f"faulty record (Round 1, move {first_play + 2}, {record['players'][seat]}): S-4.1" in err
+    assert main(["replay", str(path), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["round"], error["move"], error["seat"]) == (0, first_play + 1, seat)
+
+
+# --- `lanplay play` on the command line -------------------------------------------------------------------
+
+
+def test_play_help_gives_every_default_and_every_games_option_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["play", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: sixth-sense)" in text and "(default: 3)" in text and "(default: heuristic)" in text
+    for game_id, keys in OPTION_HELP.items():
+        assert f"{game_id} (" in text
+        for key in keys:
+            assert re.search(rf"\b{key} ", text), key
+
+
+def test_the_option_descriptions_name_exactly_the_engines_keys() -> None:
+    for game_id in all_games():
+        assert tuple(OPTION_HELP[game_id]) == valid_option_keys(game_id)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--option", "foo=bar"], "sixth-sense has no option 'foo'; its options: beginner, target, late_trump"),
+        (["--option", "beginner"], "--option wants KEY=VALUE"),
+        (["--option", "target=-3"], "bad option"),
+        (["--game", "take6", "--option", "chips=3"], "take6 has no option 'chips'; its options: tactic, logic, profi"),
+        (["--bots", "9"], "use --bots 1 to 5"),
+    ],
+)
+def test_each_bad_play_option_exits_2_with_one_clear_line(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["play", "--plain", *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_play_without_a_terminal_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["play"]) == 2
+    err = capsys.readouterr().err
+    assert "needs a terminal" in err and "--plain" in err and len(err.strip().splitlines()) == 1
+
+
+def test_join_does_not_offer_table_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["join", "--help"])
+    assert "--option" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["host", "--help"])
+    assert "--option" in capsys.readouterr().out
+
+
+def test_name_before_any_command_is_the_lobbys_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[object, ...]] = []
+    monkeypatch.setattr("lanplay.ui.lobby_screen.lobby_command", lambda *args: seen.append(args) or 0)
+    assert main(["--name", "Ann", "--lang", "nl"]) == 0
+    assert seen == [("Ann", "nl", None)]
+    assert main(["--name", "Ann", "lobby"]) == 0
+    assert seen[-1][0] == "Ann"
+
+
+def test_plain_play_through_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\nq\n"))
+    record = tmp_path / "r.json"
+    assert main(["play", "--plain", "--game", "take6", "--bots", "2", "--name", "Ann", "--record", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "Row 1" in out and "Your hand (10)" in out and f"Game record saved to {record}" in out

@@ -18,6 +18,7 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 from lanplay import discovery
 from lanplay.discovery import (
     ENV_INTERFACE,
+    OPTIONAL_TXT_KEYS,
     SERVICE_TYPE,
     TXT_KEYS,
     AdvertError,
@@ -59,7 +60,7 @@ def good_txt() -> dict[str, str | None]:
 def test_txt_round_trip() -> None:
     advert = make_advert()
     txt = advert.to_txt()
-    assert set(txt) == set(TXT_KEYS)
+    assert set(txt) == {*TXT_KEYS, *OPTIONAL_TXT_KEYS}
     assert txt["opts"] == '{"rounds":3,"variant":"classic"}'  # compact, sorted keys
     assert txt["table"] == advert.table_id
     assert (txt["v"], txt["taken"], txt["seats"]) == ("1", "1", "4")

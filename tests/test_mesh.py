@@ -4,6 +4,7 @@ each test runs its own event loop with asyncio.run."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
@@ -19,7 +20,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
 from lanplay import mesh as mesh_module
-from lanplay.mesh import MAX_MESSAGE, MAX_PAYLOAD, MAX_QUEUE, Mesh, MeshError, QueueFull
+from lanplay.mesh import MAX_MESSAGE, MAX_PAYLOAD, MAX_QUEUE, Mesh, MeshError
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 
@@ -496,11 +497,13 @@ def test_send_checks_and_queue_limit() -> None:
         mesh.send(b.peer_id, bytes(MAX_PAYLOAD))  # the largest message fits in one frame
         for _ in range(MAX_QUEUE - 1):
             mesh.send(b.peer_id, b"queued while b is away")
-        with pytest.raises(QueueFull):
-            mesh.send(b.peer_id, b"one too many")
-        with pytest.raises(QueueFull):
-            mesh.broadcast(b"all or nothing")
-        assert mesh.queued(c.peer_id) == 0  # nothing went to c either
+        assert mesh.queued(b.peer_id) == MAX_QUEUE and not mesh.dropped_peers()
+        # I6: one message too many drops b alone; nothing raises, c is still sent to.
+        mesh.send(b.peer_id, b"one too many")
+        assert set(mesh.dropped_peers()) == {b.peer_id}
+        assert mesh.queued(b.peer_id) == 0 and mesh.queued_bytes(b.peer_id) == 0
+        mesh.broadcast(b"to whoever is left")
+        assert mesh.queued(c.peer_id) == 1 and mesh.queued(b.peer_id) == 0
         await mesh.close()
         with pytest.raises(MeshError, match="closed"):
             mesh.send(c.peer_id, b"late")
@@ -549,3 +552,79 @@ def test_close_is_clean(caplog: pytest.LogCaptureFixture) -> None:
         run(body())
         gc.collect()  # "coroutine was never awaited" and unclosed-transport warnings come from finalizers
     assert [str(w.message) for w in caught] == []
+
+
+# --- a peer that never acknowledges (I6) -------------------------------------------------------------
+
+
+def test_outbox_is_capped_by_bytes_and_the_peer_over_it_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mesh_module, "MAX_OUTBOX_BYTES", 1024 * 1024)
+
+    async def body() -> None:
+        a, b, c = identities(3)
+        mesh = Mesh(a, TABLE, {b.peer_id, c.peer_id}, lambda who, data: None, lambda who, up: None)
+        chunk = bytes(200 * 1024)
+        for _ in range(5):
+            mesh.send(b.peer_id, chunk)
+        assert mesh.queued_bytes(b.peer_id) == 5 * len(chunk) and not mesh.dropped_peers()
+        mesh.broadcast(chunk)  # the sixth would pass 1 MiB for b: b is dropped, c still gets it
+        assert set(mesh.dropped_peers()) == {b.peer_id}
+        assert "unacknowledged" in mesh.dropped_peers()[b.peer_id]
+        assert mesh.queued_bytes(b.peer_id) == 0 and mesh.queued(c.peer_id) == 1
+        await mesh.close()
+
+    run(body())
+
+
+def test_hostile_peer_that_never_acknowledges_is_dropped_and_the_others_go_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A seated peer (it passes the handshake) reads everything and acknowledges nothing, at the
+    socket: first its stalled link is closed, then, as the outbox passes its byte cap, it is dropped
+    for good (its dials refused), while an honest peer keeps receiving every message."""
+    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    monkeypatch.setattr(mesh_module, "MAX_OUTBOX_BYTES", 2 * 1024 * 1024)
+    monkeypatch.setattr(mesh_module, "ACK_TIMEOUT", 0.4)
+
+    async def body() -> None:
+        low, honest_id, target_id = identities(3)  # low dials the others: it plays the hostile peer by hand
+        peers = await make_peers([honest_id, target_id])
+        honest, target = peers
+        for peer in peers:
+            peer.mesh.allow(low.peer_id)
+        try:
+            await link_all(peers)
+            chunk = os.urandom(100 * 1024)
+            async with raw_connect(target.port) as ws:
+                cipher = await raw_handshake(ws, low)
+                await raw_resume(ws, cipher, os.urandom(16))
+                await until(lambda: low.peer_id in target.mesh.connected_peers())
+                for _ in range(3):
+                    target.mesh.broadcast(chunk)
+                got = 0
+                with contextlib.suppress(ConnectionClosed):
+                    async with asyncio.timeout(WAIT):
+                        while True:  # read, never acknowledge
+                            frame = cipher.open(await ws.recv())
+                            got += frame[:1] == b"\x01"
+                assert got == 3
+                assert ws.close_reason == "messages not acknowledged"
+            assert any("nothing acknowledged" in r.getMessage() for r in caplog.records)
+            await until(lambda: low.peer_id not in target.mesh.connected_peers())
+            # It keeps not acknowledging: past 2 MiB held for it, it is dropped; nothing raises.
+            for _ in range(30):
+                target.mesh.broadcast(chunk)
+                await until(lambda: target.mesh.queued(honest.id) == 0)  # the honest peer keeps up
+            assert low.peer_id in target.mesh.dropped_peers()
+            assert target.mesh.queued_bytes(low.peer_id) == 0
+            async with raw_connect(target.port) as ws:
+                with contextlib.suppress(ConnectionClosed):
+                    await raw_handshake(ws, low)
+                await expect_closed(ws, 1008)
+            assert any("was dropped" in m for m in refusals(caplog))
+            await until(lambda: len(honest.received_from(target)) == 33)
+            assert target.mesh.connected_peers() == {honest.id}
+        finally:
+            await close_all(peers)
+
+    run(body(), limit=30.0)

@@ -14,10 +14,11 @@ import pytest
 
 from engine.sixes import Pass
 from engine.sixth_sense import PEEK, Play, required_colour
-from protocol.deck import IDENTITY_POINT, LockSecret, card_point, lock_pass, shuffle_pass
+from protocol import deck
+from protocol.deck import IDENTITY_POINT, LockOutput, LockSecret, card_point, lock_factors, lock_pass, shuffle_pass
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
-from protocol.session import PeekResult, Refused, TableSession
+from protocol.session import Dealt, PeekResult, Refused, TableSession
 from protocol.signed import sign_message
 from protocol.testing import Harness
 
@@ -266,36 +267,37 @@ def test_equivocation_two_messages_at_one_sequence_number() -> None:
 # --- the deck --------------------------------------------------------------------------------
 
 
-class DuplicatingShuffle(TableSession):
+class ShuffleCheat(TableSession):
+    """Makes its real shuffle pass (points, key base, proof), then changes the points."""
+
+    def change(self, points: list[bytes]) -> None:
+        raise NotImplementedError
+
     def _my_shuffle(self) -> None:
         rd = self.round
         assert rd is not None
         deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
-        points = list(shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).points)
+        real = shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle, self.entropy)
+        points = list(real.points)
+        self.change(points)
+        self._publish("shuffle", {**real.to_json(), "points": [p.hex() for p in points]})
+
+
+class DuplicatingShuffle(ShuffleCheat):
+    def change(self, points: list[bytes]) -> None:
         points[1] = points[0]
-        self._publish("shuffle", {"points": [p.hex() for p in points]})
 
 
-class ReplacingShuffle(TableSession):
-    def _my_shuffle(self) -> None:
-        rd = self.round
-        assert rd is not None
-        deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
-        points = list(shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).points)
-        for p in range(len(points)):  # every position: some owner is sure to find a card that is none
+class ReplacingShuffle(ShuffleCheat):
+    def change(self, points: list[bytes]) -> None:
+        for p in range(len(points)):  # the sum changes: the shuffle proof no longer holds
             if p % 2 == 0:
                 points[p] = card_point("not-a-game", f"fake{p}")
-        self._publish("shuffle", {"points": [p.hex() for p in points]})
 
 
-class IdentityPointShuffle(TableSession):
-    def _my_shuffle(self) -> None:
-        rd = self.round
-        assert rd is not None
-        deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
-        points = list(shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle).points)
+class IdentityPointShuffle(ShuffleCheat):
+    def change(self, points: list[bytes]) -> None:
         points[3] = IDENTITY_POINT
-        self._publish("shuffle", {"points": [p.hex() for p in points]})
 
 
 @pytest.mark.parametrize(
@@ -309,20 +311,57 @@ def test_a_shuffle_pass_that_duplicates_or_replaces_cards(cheat: type[TableSessi
     assert_honest_verdict(h, CHEATER, rule)
 
 
-class LockWithOtherKeys(TableSession):
+class LockWithOtherFactors(TableSession):
     def _my_lock(self) -> None:
         rd = self.round
         assert rd is not None
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
-        real = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock)
-        decoy = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, LockSecret.new(rd.ctx.size))
-        self._publish("lock", {**real.to_json(), "commitments": decoy.to_json()["commitments"]})
+        real = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock, self.entropy)
+        decoy = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, LockSecret.new(rd.ctx.size, entropy=self.entropy))
+        self._publish("lock", {**real.to_json(), "factors": decoy.to_json()["factors"]})
 
 
-def test_a_lock_pass_whose_keys_do_not_match_their_commitments() -> None:
-    h = Harness("sixth-sense", 3, seed=44, factories={CHEATER: LockWithOtherKeys})
+def test_a_lock_pass_whose_factors_are_not_the_ones_it_locked_with() -> None:
+    # Its keys would match the published factors and open nothing: the proofs refuse it on receipt.
+    h = Harness("sixth-sense", 3, seed=44, factories={CHEATER: LockWithOtherFactors})
     h.run()
-    assert_honest_verdict(h, CHEATER, "P-4.3")
+    assert_honest_verdict(h, CHEATER, "P-4.2")
+
+
+class FirstLockerCopiesACard(TableSession):
+    """Issue 9, finding 2: seat 0 locks first, while every point is under one common scalar, and
+    feeds the point of a position dealt to another seat in as the input of a position of its own
+    hand, so that its own card would open to the other seat's. Its proof for that position is the
+    best a modified client can make: the prover run on the claimed statement."""
+
+    def _my_lock(self) -> None:
+        rd = self.round
+        assert rd is not None and self.me == 0 and not rd.locks
+        deck_in = rd.shuffles[-1].points
+        real = lock_pass(rd.ctx, self.me, deck_in, rd.my_shuffle, rd.my_lock, self.entropy)
+        victim, mine = rd.layout_hands[1][0], rd.layout_hands[0][0]
+        x = lock_factors(rd.my_shuffle, rd.my_lock.keys)[mine]
+        copied = deck.scalarmult(x, deck_in[victim])
+        statement = (deck.BASE_POINT, real.factors[mine], deck_in[mine], copied)
+        proof = deck._prove(rd.ctx, b"lock", self.me, mine, int.from_bytes(x, "little"), statement, self.entropy)
+        points, proofs = list(real.points), list(real.proofs)
+        points[mine], proofs[mine] = copied, proof
+        self._publish("lock", LockOutput(self.me, tuple(points), real.factors, tuple(proofs)).to_json())
+
+
+@pytest.mark.parametrize(("game", "players"), [("sixth-sense", 3), ("sixth-sense", 5), ("take6", 4), ("sixes", 4)])
+def test_the_first_locker_copying_a_card_is_blamed_before_anything_is_dealt(game: str, players: int) -> None:
+    h = Harness(game, players, seed=45, factories={0: FirstLockerCopiesACard})
+    h.run()
+    for s in range(1, players):
+        blames = h.blames(s)
+        assert [(b.seat, b.rule) for b in blames] == [(0, "P-4.2")], f"seat {s}: {blames}"
+        assert "lock proof" in blames[0].message and blames[0].evidence, "the signed lock pass is the evidence"
+        assert h.sessions[s].stage == "ended"
+        assert not [e for e in h.events[s] if isinstance(e, Dealt)], f"seat {s} was dealt cards"
+    cheater_round = h.sessions[0].round
+    assert cheater_round is not None and not cheater_round.keys_from, "no honest seat sent the cheater a key"
+    assert not cheater_round.table_keys, "no table card was opened either"
 
 
 class Withholder(TableSession):

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from protocol.commitment import commit
 from protocol.encoding import JSONObject
-from protocol.session import CHOICE_TAG, NetworkLost, Send, SignedMessage, Stopped, TableSession
+from protocol.errors import CheatDetected
+from protocol.session import CHOICE_TAG, Blamed, NetworkLost, Send, Stopped, TableSession
+from protocol.signed import SignedMessage, sign_message
+from protocol.table._round import _PrivateFault
+from protocol.table._state import MAX_HELD_BYTES
 from protocol.testing import Faults, Harness
 
 MALLORY = 1
@@ -262,5 +268,51 @@ def test_receive_tells_the_runner_which_inputs_were_kept() -> None:
     assert not a.last_input_kept
 
 
+# --- I1: a conclusion from private knowledge stops the round, it never names a seat ------------
 
 
+def test_a_move_refused_only_by_this_seats_own_hand_is_a_private_fault_not_a_blame() -> None:
+    h = Harness("sixth-sense", 3, seed=72)
+    h.run(until=dealt)
+    alice = h.sessions[0]
+    assert alice.round is not None and alice.game.expected(alice.state).kind == "predict"
+    card = next(iter(alice.round.my_cards.values()))
+    try:  # seat 1 "predicts" a card Alice holds (S-2.4): only Alice can see that
+        alice._next_state(alice.state, 1, {"seat": 1, "predict": card})
+    except _PrivateFault:
+        pass  # the audit decides (I1)
+    except CheatDetected as exc:
+        raise AssertionError(f"a private conclusion named seat {exc.seat}") from exc
+    else:
+        raise AssertionError("a card Alice holds was accepted from another seat")
+    with pytest.raises(CheatDetected):  # a card that is no card is refused on public knowledge
+        alice._next_state(alice.state, 1, {"seat": 1, "predict": "zz"})
+
+
+def test_an_equivocation_proof_from_another_table_proves_nothing_here() -> None:
+    a = Harness("sixth-sense", 2, seed=73)
+    ident = a.identities[1]
+    other_table = "ab" * 16
+    first = sign_message(ident, other_table, 0, 0, "0" * 64, "seed.commit", {"digest": "00" * 32})
+    second = sign_message(ident, other_table, 0, 0, "0" * 64, "seed.commit", {"digest": "11" * 32})
+    proof = {"first": first.to_json(), "second": second.to_json()}
+    alice = a.sessions[0]
+    assert alice._evidence_verdict(0, 1, "P-1.3", (proof,)) is False
+
+
+# --- I6: bounded memory from a seated peer ------------------------------------------------------
+
+
+def test_held_out_of_order_messages_are_capped_by_bytes() -> None:
+    h = Harness("sixth-sense", 3, seed=74)
+    alice = h.sessions[0]
+    alice.start(0.0)
+    pad = "x" * 200_000
+    kept = 0
+    for i in range(60):
+        msg = sign_message(h.identities[MALLORY], h.settings.table, 0, 1000 + i, "ab" * 32, "move", {"pad": pad})
+        alice.receive(MALLORY, msg.to_wire(), 1.0)
+        kept += alice.last_input_kept
+    assert sum(alice.held_bytes.values()) <= MAX_HELD_BYTES
+    assert kept < 60, "past the cap, held messages are refused and not journaled"
+    assert alice.stage == "seed" and not any(isinstance(o, Blamed) for o in alice.drain())

@@ -110,7 +110,7 @@ def test_the_6_9_card_asks_whether_it_is_6_or_9() -> None:
     assert submitted == [] and model.question is not None
     assert [o.params.get("value") for o in model.options] == [6, 9]
     text = screen_text(model)
-    assert "how do you play G6?" in text and "[as 6]" in text and "[as 9]" in text
+    assert "how do you play G6/9?" in text and "[as 6]" in text and "[as 9]" in text
     model.back()
     assert model.question is None and model.options[model.cursor].code == "G6"
     model.confirm()

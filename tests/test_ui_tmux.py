@@ -10,6 +10,7 @@ at once (LANPLAY_BOT_DELAY=0).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
 
 def test_take6_whole_game_in_a_terminal(tmp_path: Path) -> None:
     playing, over, record = play_whole_game(
-        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"], ["Row 4", "Your hand", "Scores", "Bot 3"]
+        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"], ["Row 4", "Your hand", "Scores", "bot 3"]
     )
     assert playing, "no screen showed the rows, the hand and the scores together"
     assert "Game over" in over and "Final table" in over and "Record saved to" in over
@@ -130,3 +131,37 @@ def test_sixes_whole_game_in_dutch_with_a_copy_of_the_record(tmp_path: Path) -> 
     assert "Spel voorbij" in over and "Verslag bewaard in" in over and "kopie.json" in over
     assert replay_text(record.read_text()).complete
     assert copy.read_bytes() == record.read_bytes()
+
+
+def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) -> None:
+    """S-6.2: play 6th Sense with Enter until a trick holds a counting 4; the screen (the trick as it is
+    played, the last trick and the log) says so in words: "P4 reverses: lowest wins", or two 4s cancel."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LANPLAY_")},
+        "HOME": str(home), "LANPLAY_HOME": str(home / "data"), "LANPLAY_BOT_DELAY": "0",
+        "LANPLAY_INTERFACE": "127.0.0.1", "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8",
+    }  # fmt: skip
+    env.pop("TMUX", None)
+    command = f"{LANPLAY} play --name Ann --game sixth-sense --bots 3 --lang en; echo LANPLAY-EXIT=$?; sleep 60"
+    terminal = Terminal("reversal", command, home, env)
+    told = re.compile(r"[RYGBP]4 reverses: lowest wins|[RYGBP]4, [RYGBP]4 cancel each other")
+    try:
+        deadline = time.monotonic() + GAME_TIMEOUT * 2
+        while not told.search(screen := terminal.screen()):
+            assert time.monotonic() < deadline, f"no trick with a 4 was explained:\n{screen}"
+            assert "Traceback" not in screen and "Final table" not in screen, screen
+            terminal.keys("Enter")
+            time.sleep(0.05)
+        terminal.keys("q")
+        while "Leave the game?" not in terminal.screen():
+            assert time.monotonic() < deadline + 5
+            time.sleep(0.05)
+        terminal.keys("y")
+        while "LANPLAY-EXIT=" not in (after := terminal.screen()):
+            assert time.monotonic() < deadline + 10, after
+            time.sleep(0.05)
+        assert "LANPLAY-EXIT=0" in after, after
+    finally:
+        terminal.close()

@@ -12,7 +12,6 @@ import contextlib
 import getpass
 import logging
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,6 +51,7 @@ STYLE = Style.from_dict(
         "error": "ansired bold",
         "ok": "ansigreen",
         "private": "ansicyan italic",
+        "why": "ansicyan",
         "audit": "ansigreen",
         "status": "bold",
         "status.mine": "bold ansiyellow",
@@ -79,8 +79,24 @@ STYLE = Style.from_dict(
 )
 
 
+DIGIT_PAUSE = 1.0  # seconds to wait for the next digit of a number
+MIN_COLUMNS, MIN_ROWS = 80, 24  # the screens are planned for 80×24 (screens.py)
+
+
 class Backend(Protocol):
     async def run(self) -> Any: ...
+
+
+def _size() -> tuple[int, int]:
+    try:
+        size = get_app().output.get_size()
+        return size.columns, size.rows
+    except Exception:  # no running application
+        return screens.SCREEN_WIDTH, screens.SCREEN_HEIGHT
+
+
+def too_small_text(model: TableModel, columns: int, rows: int) -> str:
+    return model.text("window_too_small", columns=MIN_COLUMNS, rows=MIN_ROWS, now=f"{columns}×{rows}")
 
 
 def _columns() -> int:
@@ -137,18 +153,26 @@ def key_bindings(model: TableModel) -> KeyBindings:
         leave_if_asked(event)
 
     @kb.add("left", filter=playing)
-    @kb.add("up", filter=playing)
     @kb.add("h", filter=playing)
     @kb.add("s-tab", filter=playing)
     def _previous(event: KeyPressEvent) -> None:
         model.move_cursor(-1)
 
     @kb.add("right", filter=playing)
-    @kb.add("down", filter=playing)
     @kb.add("l", filter=playing)
     @kb.add("tab", filter=playing)
     def _next(event: KeyPressEvent) -> None:
         model.move_cursor(1)
+
+    @kb.add("up", filter=playing)
+    @kb.add("k", filter=playing)
+    def _row_up(event: KeyPressEvent) -> None:
+        model.move_row(-1)
+
+    @kb.add("down", filter=playing)
+    @kb.add("j", filter=playing)
+    def _row_down(event: KeyPressEvent) -> None:
+        model.move_row(1)
 
     @kb.add("enter", filter=playing)
     @kb.add(" ", filter=playing)
@@ -160,14 +184,22 @@ def key_bindings(model: TableModel) -> KeyBindings:
     def _back(event: KeyPressEvent) -> None:
         model.back()
 
-    def digit_handler(index: int) -> Callable[[KeyPressEvent], None]:
+    # A number may take several digits (card 62, the 13th card): after each digit that could still
+    # grow, wait DIGIT_PAUSE for the next before taking the number as typed.
+    pending: list[asyncio.TimerHandle] = []
+
+    def digit_handler(digit: str) -> Callable[[KeyPressEvent], None]:
         def handler(event: KeyPressEvent) -> None:
-            model.choose(index)
+            for handle in pending:
+                handle.cancel()
+            pending.clear()
+            if model.type_digit(digit):
+                pending.append(asyncio.get_running_loop().call_later(DIGIT_PAUSE, model.finish_typing))
 
         return handler
 
     for digit in "1234567890":
-        kb.add(digit, filter=playing)(digit_handler(int(digit) - 1 if digit != "0" else 9))
+        kb.add(digit, filter=playing)(digit_handler(digit))
 
     @kb.add("pageup")
     def _log_back(event: KeyPressEvent) -> None:
@@ -220,22 +252,34 @@ def build_layout(model: TableModel) -> Layout:
         wrap_lines=False,
     )
     footer = Window(control(lambda: screens.join(screens.footer(model, _columns()))), height=3)
-    body = HSplit(
+    def too_small() -> Window:
+        return Window(control(lambda: [("class:error", too_small_text(model, *_size()))]), wrap_lines=True)
+
+    def fits() -> bool:
+        columns, rows = _size()
+        return columns >= MIN_COLUMNS and rows >= MIN_ROWS
+
+    table_screen = HSplit(
         [
             header,
-            VSplit([table, Window(width=1, char="│", style="class:sep"), side]),
+            VSplit([table, Window(width=1, char="│", style="class:sep"), side], window_too_small=too_small()),
             Window(height=1, char="─", style="class:sep"),
             hand,
             footer,
-        ]
+        ],
+        window_too_small=too_small(),
     )
+    body = HSplit([
+        ConditionalContainer(table_screen, filter=Condition(fits)),
+        ConditionalContainer(too_small(), filter=~Condition(fits)),
+    ])  # fmt: skip
 
     def dialog(
         render: Callable[[], list[screens.Line]],
         shown: Callable[[], bool],
         right: int | None = None,
         top: int | None = None,
-        width: int | None = None,
+        width: int | Callable[[], int] | None = None,
     ) -> Float:
         frame = Frame(Window(control(lambda: screens.join(render())), wrap_lines=True))
         return Float(ConditionalContainer(frame, filter=Condition(shown)), right=right, top=top, width=width)
@@ -243,7 +287,7 @@ def build_layout(model: TableModel) -> Layout:
     floats = [
         # Over the side panel, so the last round's results (every prediction revealed) stay readable.
         dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
-               right=0, top=1, width=screens.SIDE_WIDTH + 10),
+               right=0, top=1, width=lambda: screens.game_over_width(model, _columns())),
         dialog(lambda: screens.help_lines(model), lambda: model.show_help),
         dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
     ]
@@ -353,48 +397,3 @@ def log_to_file(directory: Path) -> None:
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
 
-
-def play_net_table(
-    game: Game[Any, Any, Any, Any],
-    options: Any,
-    *,
-    name: str,
-    bots: int,
-    bot_kind: str,
-    lang: str,
-    record_copy: Path | None = None,
-    bot_delay: float | None = None,
-    directory: Path | None = None,
-) -> int:
-    """`lanplay play`: a table hosted on 127.0.0.1 whose other seats are bot peers in this process that
-    speak the real protocol; the record goes to the data dir (and is copied to `record_copy`)."""
-    from lanplay.discovery import DEFAULT_INTERFACE
-    from lanplay.store import data_dir
-    from lanplay.tables import load_identity
-    from lanplay.ui.local_table import bot_delay_from_env
-    from lanplay.ui.net_table import NetTable
-
-    if name == "You":
-        name = _login_name()
-    directory = directory if directory is not None else data_dir()
-    log_to_file(directory)
-    identity = load_identity(directory)
-    players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
-    model = TableModel(game, players, 0, lang)
-    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
-    # The journals of a game against bots of this process are worth nothing once it ends (the bots'
-    # identities die with the process, so it can never be resumed): they live in a temporary folder.
-    with tempfile.TemporaryDirectory(prefix="lanplay-play-") as journals:
-        table = NetTable(
-            model, identity=identity, data_dir=directory, table_dir=Path(journals),
-            interface=DEFAULT_INTERFACE, name=name, bot_delay=delay, record_copy=record_copy,
-        ).host(options=game.options_to_json(options), seats=bots + 1, bots=bots, bot_kind=bot_kind)  # fmt: skip
-        asyncio.run(run_table_app(model, table))
-    path = table.shown_record or table.record_path
-    if path is not None:
-        print(model.text("record_saved", path=str(path)))
-    if model.game_over is not None and model.game_over.winners:
-        print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
-                         names=model.name_list(model.game_over.winners)))
-    sys.stdout.flush()
-    return 0

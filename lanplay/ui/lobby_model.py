@@ -20,6 +20,7 @@ from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_KINDS
 from lanplay.discovery import TableAdvert
+from lanplay.network import Network
 from lanplay.tables import PROTOCOL_VERSION
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
@@ -67,6 +68,20 @@ class Join:
 
 
 @dataclass(frozen=True, slots=True)
+class JoinAddress:
+    """Join the table at HOST:PORT typed in (for networks that drop mDNS)."""
+
+    address: tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeNetwork:
+    """Play on this network from now on (remembered in the data directory)."""
+
+    network: Network
+
+
+@dataclass(frozen=True, slots=True)
 class Resume:
     pass
 
@@ -76,7 +91,8 @@ class Quit:
     pass
 
 
-Action = Create | Join | Resume | Quit
+Action = Create | Join | JoinAddress | ChangeNetwork | Resume | Quit
+MAX_ADDRESS_CHARS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +173,25 @@ class CreateForm:
 class LobbyModel:
     """Everything the lobby screen shows, and the actions its keys take."""
 
-    def __init__(self, name: str, fingerprint: str, interface: str, lang: str = "en") -> None:
+    def __init__(
+        self,
+        name: str,
+        fingerprint: str,
+        interface: str,
+        lang: str = "en",
+        *,
+        network_label: str | None = None,
+        networks: Sequence[Network] = (),
+        network_fixed: str | None = None,
+    ) -> None:
         self.name = name
         self.fingerprint = fingerprint
-        self.interface = interface
+        self.interface = interface  # the address played on ("" until one is chosen)
+        self.network_label = network_label if network_label is not None else interface
+        self.networks: tuple[Network, ...] = tuple(networks)
+        self.network_fixed = network_fixed  # "--interface" / "LANPLAY_INTERFACE": the lobby cannot change it
+        self.choosing: int | None = None  # the network chooser is open, on this row
+        self.address_text: str | None = None  # the join-by-address line is open, with this text
         self.lang = lang
         self.tables: list[TableAdvert] = []
         self.selected = 0
@@ -205,9 +236,92 @@ class LobbyModel:
         self.error = Msg(key, params) if key is not None else None
         self._changed()
 
+    @property
+    def mode(self) -> str:
+        """What the keys act on: "help", "networks", "address", "form" or "list"."""
+        if self.show_help:
+            return "help"
+        if self.choosing is not None:
+            return "networks"
+        if self.address_text is not None:
+            return "address"
+        if self.form is not None:
+            return "form"
+        return "list"
+
+    def set_network(self, address: str, label: str) -> None:
+        self.interface, self.network_label = address, label
+        self.tables, self.selected = [], 0
+        self._changed()
+
+    # --- the network chooser (i) ----------------------------------------------------------------------
+    def open_networks(self, networks: Sequence[Network] | None = None) -> None:
+        """i: choose the network; refused when --interface or LANPLAY_INTERFACE set it."""
+        if self.network_fixed is not None:
+            self.set_error("net_fixed", source=self.network_fixed)
+            return
+        if networks is not None:
+            self.networks = tuple(networks)
+        current = [n.address for n in self.networks]
+        self.choosing = current.index(self.interface) if self.interface in current else 0
+        self.error = None
+        self._changed()
+
+    def choose_network(self) -> None:
+        """Enter in the chooser: play on the network of that row."""
+        if self.choosing is None or not self.networks:
+            return
+        network = self.networks[self.choosing]
+        self.choosing = None
+        self.action = ChangeNetwork(network)
+        self._changed()
+
+    def _close_networks(self) -> None:
+        if not self.interface:
+            # First start: Esc plays on this laptop only for now, and asks again next time.
+            self.action = ChangeNetwork(self.networks[-1] if self.networks else Network("lo", "127.0.0.1"))
+        self.choosing = None
+
+    # --- join by address (a) ------------------------------------------------------------------------
+    def open_address(self) -> None:
+        self.address_text = ""
+        self.error = None
+        self._changed()
+
+    def type_text(self, text: str) -> None:
+        if self.address_text is not None:
+            printable = "".join(c for c in text if c.isprintable())
+            self.address_text = (self.address_text + printable)[:MAX_ADDRESS_CHARS]
+            self.error = None
+            self._changed()
+
+    def erase(self) -> None:
+        if self.address_text:
+            self.address_text = self.address_text[:-1]
+            self._changed()
+
+    def join_address(self) -> None:
+        """Enter on the address line: join HOST:PORT, or say what is wrong with it."""
+        from lanplay.netcli import CommandError, parse_address
+
+        if self.address_text is None:
+            return
+        try:
+            address = parse_address(self.address_text)
+        except CommandError as exc:
+            self.set_error("addr_bad", reason=str(exc))
+            return
+        self.address_text = None
+        self.error = None
+        self.action = JoinAddress(address)
+        self._changed()
+
     # --- keys ---------------------------------------------------------------------------------------
     def move(self, delta: int) -> None:
-        if self.form is not None:
+        if self.choosing is not None:
+            if self.networks:
+                self.choosing = (self.choosing + delta) % len(self.networks)
+        elif self.form is not None:
             self.form.move(delta)
         elif self.tables:
             self.selected = (self.selected + delta) % len(self.tables)
@@ -220,7 +334,14 @@ class LobbyModel:
             self._changed()
 
     def confirm(self) -> None:
-        """Enter: create the table of the form, or join the selected table."""
+        """Enter: choose the network, join the typed address, create the table of the form, or join the
+        selected table."""
+        if self.choosing is not None:
+            self.choose_network()
+            return
+        if self.address_text is not None:
+            self.join_address()
+            return
         if self.form is not None:
             try:
                 self.action = self.form.action()
@@ -254,9 +375,13 @@ class LobbyModel:
             self._changed()
 
     def back(self) -> None:
-        """Esc: close the form or the help."""
+        """Esc: close the help, the chooser, the address line or the form."""
         if self.show_help:
             self.show_help = False
+        elif self.choosing is not None:
+            self._close_networks()
+        elif self.address_text is not None:
+            self.address_text = None
         elif self.form is not None:
             self.form = None
         self.error = None
@@ -267,9 +392,12 @@ class LobbyModel:
         self._changed()
 
     def request_resume(self) -> None:
-        if self.resume is not None:
-            self.action = Resume()
-            self._changed()
+        """r: resume the unfinished game, or say there is none."""
+        if self.resume is None:
+            self.set_error("lobby_nothing_to_resume")
+            return
+        self.action = Resume()
+        self._changed()
 
     def forget_resume(self) -> None:
         if self.resume is not None:

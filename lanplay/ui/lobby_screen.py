@@ -26,12 +26,18 @@ from prompt_toolkit.output import Output
 
 from engine.games import get_game
 from lanplay.discovery import TableBrowser
+from lanplay.lobby import fetch_table_info
+from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
 from lanplay.runner import unfinished_journal
 from lanplay.store import Journal
+from lanplay.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.lobby_model import (
+    GAME_ORDER,
+    ChangeNetwork,
     Create,
     Join,
+    JoinAddress,
     LobbyModel,
     Quit,
     Resume,
@@ -40,7 +46,7 @@ from lanplay.ui.lobby_model import (
     options_text,
     seat_text,
 )
-from lanplay.ui.model import TableModel
+from lanplay.ui.model import Msg, TableModel
 from lanplay.ui.net_table import NetTable
 from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_text
 from protocol.identity import Identity
@@ -54,7 +60,7 @@ HELP_PARAGRAPHS = 5
 
 
 def header(model: LobbyModel, width: int = SCREEN_WIDTH) -> Line:
-    left = " " + model.text("lobby_title", interface=model.interface)
+    left = " " + model.text("lobby_title", interface=_network_label(model, model.network_label))
     return [("class:header", left + " " * max(1, width - len(left)))]
 
 
@@ -62,6 +68,45 @@ def _you(model: LobbyModel, width: int) -> Lines:
     lines: Lines = [[("class:label", model.text("lobby_you", name=model.name, fingerprint=model.fingerprint))]]
     lines.extend(wrap_text(model.text("lobby_you_hint"), width - 1, "class:disabled"))
     return lines
+
+
+def _network_label(model: LobbyModel, label: str) -> str:
+    return model.text("net_loopback") if label == LOOPBACK_LABEL else label
+
+
+def _networks(model: LobbyModel, width: int) -> Lines:
+    lines: Lines = [text_line(model.text("net_title"), "class:label"), text_line("")]
+    lines.extend(wrap_text(model.text("net_hint"), width - 1, "class:disabled"))
+    lines.append(text_line(""))
+    for index, network in enumerate(model.networks):
+        chosen = index == model.choosing
+        label = _network_label(model, network.label)
+        row = f" {'▸' if chosen else ' '} {label}" + (f"  ({network.address})" if network.loopback else "")
+        lines.append(text_line(row[:width], "class:cursor" if chosen else ""))
+    return lines
+
+
+def _address_entry(model: LobbyModel, width: int) -> Lines:
+    lines: Lines = [text_line(model.text("addr_title"), "class:label"), text_line("")]
+    lines.extend(wrap_text(model.text("addr_hint"), width - 1, "class:disabled"))
+    lines.append(text_line(""))
+    lines.append([("class:label", " > "), ("class:cursor", (model.address_text or "") + " ")])
+    return lines
+
+
+def _selected_detail(model: LobbyModel, width: int) -> Lines:
+    """Where the selected table is, whose laptop runs its bots, and the join command of one's own table."""
+    advert = model.selected_table
+    if advert is None:
+        return []
+    address = f"{advert.address}:{advert.port}"
+    if advert.host_fingerprint == model.fingerprint:
+        text = model.text("lobby_yours", address=address)
+    else:
+        text = model.text("lobby_selected", host=advert.host_name, address=address)
+    if advert.host_bots:
+        text += " " + model.text("lobby_selected_bots", bots=advert.host_bots, host=advert.host_name)
+    return wrap_text(text, width - 1, "class:disabled")
 
 
 def _cut(text: str, width: int) -> str:
@@ -89,6 +134,8 @@ def _table_list(model: LobbyModel, width: int) -> Lines:
         )
         style = "class:cursor" if selected else ("class:disabled" if full else "")
         lines.append(text_line(row[:width], style))
+    lines.append(text_line(""))
+    lines.extend(_selected_detail(model, width))
     return lines
 
 
@@ -143,7 +190,13 @@ def _help(model: LobbyModel, width: int) -> Lines:
 def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
     if model.show_help:
         return _help(model, width)
+    if model.choosing is not None:
+        return _networks(model, width)
     lines = _you(model, width)
+    if model.address_text is not None:
+        lines.append(text_line(""))
+        lines.extend(_address_entry(model, width))
+        return lines
     lines.append(text_line(""))
     if model.resume is not None:
         offer = model.resume
@@ -158,12 +211,16 @@ def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
 
 def footer(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
     error = model.error.text(model.lang) if model.error is not None else ""
-    if model.form is not None:
+    if model.choosing is not None:
+        keys = model.text("net_keys")
+    elif model.address_text is not None:
+        keys = model.text("addr_keys")
+    elif model.form is not None:
         keys = model.text("form_keys")
     elif model.resume is not None:
-        keys = model.text("lobby_keys_resume")
+        keys = model.text("lobby_keys_resume_net")
     else:
-        keys = model.text("lobby_keys")
+        keys = model.text("lobby_keys_net")
     return [text_line(" " + error[: width - 2], "class:error"), text_line(" " + keys[: width - 2], "class:keys")]
 
 
@@ -177,9 +234,10 @@ def lobby_text(model: LobbyModel, width: int = SCREEN_WIDTH) -> str:
 
 def lobby_key_bindings(model: LobbyModel) -> KeyBindings:
     kb = KeyBindings()
-    listing = Condition(lambda: model.form is None and not model.show_help)
-    helping = Condition(lambda: model.show_help)
-    normal = Condition(lambda: not model.show_help)
+    listing = Condition(lambda: model.mode == "list")
+    helping = Condition(lambda: model.mode == "help")
+    normal = Condition(lambda: model.mode not in ("help", "address"))
+    typing = Condition(lambda: model.mode == "address")
 
     def leave_if_chosen(event: KeyPressEvent) -> None:
         if model.action is not None:
@@ -203,10 +261,26 @@ def lobby_key_bindings(model: LobbyModel) -> KeyBindings:
     def _right(event: KeyPressEvent) -> None:
         model.change(1)
 
-    @kb.add("enter", filter=normal)
+    @kb.add("enter", filter=normal | typing)
     def _enter(event: KeyPressEvent) -> None:
         model.confirm()
         leave_if_chosen(event)
+
+    @kb.add("i", filter=listing)
+    def _network(event: KeyPressEvent) -> None:
+        model.open_networks(local_networks())
+
+    @kb.add("a", filter=listing)
+    def _address(event: KeyPressEvent) -> None:
+        model.open_address()
+
+    @kb.add("<any>", filter=typing)
+    def _type(event: KeyPressEvent) -> None:
+        model.type_text(event.data)
+
+    @kb.add("backspace", filter=typing)
+    def _erase(event: KeyPressEvent) -> None:
+        model.erase()
 
     @kb.add("c", filter=listing)
     @kb.add("n", filter=listing)
@@ -230,6 +304,7 @@ def lobby_key_bindings(model: LobbyModel) -> KeyBindings:
     @kb.add("escape")
     def _back(event: KeyPressEvent) -> None:
         model.back()
+        leave_if_chosen(event)  # Esc in the first chooser plays on this laptop only for now
 
     @kb.add("q", filter=listing)
     @kb.add("c-c")
@@ -237,9 +312,10 @@ def lobby_key_bindings(model: LobbyModel) -> KeyBindings:
         model.quit()
         leave_if_chosen(event)
 
-    @kb.add("q", filter=~listing)
+    @kb.add("q", filter=~listing & ~typing)
     def _close(event: KeyPressEvent) -> None:
         model.back()
+        leave_if_chosen(event)
 
     return kb
 
@@ -280,7 +356,7 @@ async def run_lobby(
     *,
     identity: Identity,
     data_dir: Path,
-    interface: str,
+    interface: str | NetworkInUse | None,
     name: str,
     lang: str,
     bot_delay: float = 0.3,
@@ -289,15 +365,34 @@ async def run_lobby(
     output: Output | None = None,
     on_lobby: Callable[[LobbyModel], None] | None = None,
     on_table: Callable[[TableModel, NetTable], None] | None = None,
+    notice: Msg | None = None,
 ) -> int:
-    """The lobby until the person quits; each table chosen there is played on the table screen."""
-    model = LobbyModel(name, identity.public.fingerprint, interface, lang)
+    """The lobby until the person quits; each table chosen there is played on the table screen.
+    `interface` None: nothing chosen yet, the lobby opens on the network chooser (`notice`: said in its
+    footer, e.g. that the network chosen before is gone)."""
+    network = NetworkInUse(interface, "caller", interface) if isinstance(interface, str) else interface
+    model = LobbyModel(
+        name, identity.public.fingerprint, network.address if network else "", lang,
+        network_label=network.label if network else "", networks=local_networks(),
+        network_fixed=network.source if network and network.source in ("--interface", "LANPLAY_INTERFACE") else None,
+    )  # fmt: skip
     offer = _resume_offer(data_dir)
     model.resume = offer[0] if offer is not None else None
+    if network is None:
+        model.open_networks()
+        if notice is not None:
+            model.error = notice
     if on_lobby is not None:
         on_lobby(model)
-    browser = TableBrowser(interface=interface, on_change=model.set_tables)
-    await browser.start()
+    browser: TableBrowser | None = None
+
+    async def browse(address: str) -> TableBrowser:
+        started = TableBrowser(interface=address, on_change=model.set_tables)
+        await started.start()
+        return started
+
+    if network is not None:
+        browser = await browse(network.address)
     try:
         while True:
             model.action = None
@@ -319,9 +414,35 @@ async def run_lobby(
             action = model.action
             if action is None or isinstance(action, Quit):
                 return 0
+            if isinstance(action, ChangeNetwork):
+                if browser is not None:
+                    await browser.stop()
+                    browser = None
+                chosen = action.network
+                model.set_network(chosen.address, chosen.label)
+                try:
+                    browser = await browse(chosen.address)
+                except Exception as exc:  # the address went away meanwhile: say so, choose again
+                    model.set_error("lobby_failed", reason=str(exc))
+                    model.open_networks(local_networks())
+                    continue
+                if model.interface and not (model.error is not None and model.error.key == "lobby_failed"):
+                    remember(data_dir, chosen)
+                    model.set_error("net_saved", label=_network_label(model, chosen.label))
+                continue
+            assert browser is not None
+            game_id: str | None = None
+            if isinstance(action, JoinAddress):
+                try:  # which game it is, before the table screen opens (no advert says it)
+                    info = await fetch_table_info(*action.address)
+                    get_game(info.game)
+                    game_id = info.game
+                except Exception as exc:
+                    model.set_error("lobby_failed", reason=str(exc) or type(exc).__name__)
+                    continue
             table_model, table = _table_for(
-                action, model, identity=identity, data_dir=data_dir, interface=interface, name=name, lang=lang,
-                bot_delay=bot_delay, step_timeout=step_timeout,
+                action, model, identity=identity, data_dir=data_dir, interface=model.interface, name=name,
+                lang=lang, bot_delay=bot_delay, step_timeout=step_timeout, game_id=game_id,
             )  # fmt: skip
             if on_table is not None:
                 on_table(table_model, table)
@@ -330,11 +451,12 @@ async def run_lobby(
             model.set_resume(offer[0] if offer is not None else None)
             model.set_tables(browser.tables)
     finally:
-        await browser.stop()
+        if browser is not None:
+            await browser.stop()
 
 
 def _table_for(
-    action: Create | Join | Resume,
+    action: Create | Join | JoinAddress | Resume,
     lobby: LobbyModel,
     *,
     identity: Identity,
@@ -344,13 +466,14 @@ def _table_for(
     lang: str,
     bot_delay: float,
     step_timeout: float,
+    game_id: str | None = None,
 ) -> tuple[TableModel, NetTable]:
     common: dict[str, Any] = {
         "identity": identity, "data_dir": data_dir, "interface": interface, "name": name, "bot_delay": bot_delay,
         "step_timeout": step_timeout,
     }  # fmt: skip
     if isinstance(action, Create):
-        players = [name, *(f"Bot {i}" for i in range(1, action.bots + 1))]
+        players = [name, *(bot_name(i, name) for i in range(1, action.bots + 1))]
         model = TableModel(get_game(action.game), players, 0, lang)
         table = NetTable(model, **common).host(
             options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind
@@ -361,28 +484,34 @@ def _table_for(
         model = TableModel(get_game(advert.game), [name], 0, lang)
         table = NetTable(model, **common).join((advert.address, advert.port), advert.seats_total)
         return model, table
+    if isinstance(action, JoinAddress):
+        model = TableModel(get_game(game_id or GAME_ORDER[0]), [name], 0, lang)
+        return model, NetTable(model, **common).join(action.address, None)
     assert lobby.resume is not None
     model = TableModel(get_game(lobby.resume.game), lobby.resume.names, 0, lang)
     return model, NetTable(model, **common).resume()
 
 
 def lobby_command(name: str | None, lang: str | None, interface: str | None) -> int:
-    """`lanplay` (or `lanplay lobby`)."""
-    from lanplay.discovery import interface_from_env
-    from lanplay.store import data_dir
+    """`lanplay` (or `lanplay lobby`). An address not on this laptop or an unreadable saved choice raise
+    (`InterfaceError`, `StoreError`): `lanplay.cli.main` says so in one line, exit 2."""
+    from lanplay.network import find_saved, network_in_use
+    from lanplay.store import data_dir, load_network
     from lanplay.tables import load_identity
     from lanplay.ui.app import _login_name, log_to_file
     from lanplay.ui.i18n import detect_lang
     from lanplay.ui.local_table import bot_delay_from_env
 
     directory = data_dir()
+    network = network_in_use(interface, directory, ask=True)
+    saved = load_network(directory)
+    gone = network is None and saved is not None and find_saved(saved, local_networks()) is None
     log_to_file(directory)
-    address = interface_from_env(interface)
     identity = load_identity(directory)
     return asyncio.run(
         run_lobby(
-            identity=identity, data_dir=directory, interface=address, name=name or _login_name(),
+            identity=identity, data_dir=directory, interface=network, name=name or _login_name(),
             lang=detect_lang(lang), bot_delay=bot_delay_from_env(),
+            notice=Msg("net_gone", {"label": f"{saved.interface} {saved.address}"}) if gone and saved else None,
         )
     )
-

@@ -25,6 +25,7 @@ from engine.api import IllegalMove
 from engine.playout import shuffled_deal
 from engine.record import GameRecord, record_from_moves
 from lanplay.bots import Bot, make_bot
+from lanplay.describe import TrickStory, placement_msg, placements, trick_story
 from lanplay.ui.model import CONTINUE, Event, ResultRow, RoundResult, TableModel
 
 DEFAULT_BOT_DELAY = 0.3
@@ -226,7 +227,7 @@ def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Even
             events.append(Event("ev_trump", {"colour": r.trump.colour}))
         return events
     if game_id == "take6":
-        rows = " | ".join(" ".join(str(c) for c in row) for row in view.rows)
+        rows = " · ".join(f"{i}: {' '.join(str(c) for c in row)}" for i, row in enumerate(view.rows, 1))  # T-2.1
         return [Event("ev_round_start", {"round": round_no, "name": model.name(view.dealer)}),
                 Event("ev_t6_rows", {"rows": rows})]
     dealer = view.round.dealer if getattr(view, "round", None) is not None else None
@@ -262,6 +263,9 @@ def _sixth_sense_events(model: TableModel, before: Any, move: Any, after: Any) -
             events.append(Event("ev_trump", {"colour": r1.trump.colour}))  # S-8.3
         return events
     if isinstance(move, Split):
+        story = model.recent.get("last_trick")
+        if isinstance(story, TrickStory):
+            model.recent["last_trick"] = story.with_split(move.split)
         return [Event("ev_split" if move.split else "ev_nosplit", {"name": name})]
     assert isinstance(move, Play)
     card = str(move.card)
@@ -274,11 +278,15 @@ def _sixth_sense_events(model: TableModel, before: Any, move: Any, after: Any) -
     if len(r1.trick_winners) > len(r0.trick_winners):
         trick_no = len(r1.trick_winners)
         winner = r1.trick_winners[-1]
-        model.recent["last_trick"] = (trick_no, (*r0.trick, move), winner)
+        trump = r1.trump.colour if r1.trump is not None and not after.options.beginner else None
+        story = trick_story(trick_no, (*r0.trick, move), trump, model.players)
+        model.recent["last_trick"] = story
         if winner is None:
             events.append(Event("ev_trick_void", {"trick": trick_no}))
         else:
             events.append(Event("ev_trick_won", {"trick": trick_no, "name": model.name(winner)}))
+        # S-6: why it went so, one indented line each (the last, the split, comes with the Split move)
+        events.extend(Event(note.key, note.params) for note in story.why if note.key != "tw_all_blocked")
         for peek in r1.peeks[len(r0.peeks) :]:  # S-6.4: only the peeker learns the card
             if peek.peeker == me:
                 prediction = r1.predictions[peek.target]
@@ -324,25 +332,11 @@ def placement_events(
     model: TableModel, rows: list[tuple[int, ...]], pending: Sequence[tuple[int, int]], profi: bool
 ) -> list[Event]:
     """T-3.3/T-3.4/T-5.3 told card by card, until a card that owes a row choice (T-3.5)."""
-    from engine.take6 import ROW_LIMIT, placement_target, row_bullheads
-
-    events: list[Event] = []
-    for card, seat in pending:
-        target = placement_target(rows, card, profi)
-        if target is None:
-            break
-        index, side = target
-        row = rows[index]
-        params = {"name": model.name(seat), "card": card, "row": index + 1}
-        if len(row) >= ROW_LIMIT:
-            events.append(Event("ev_sixth", {**params, "bulls": row_bullheads(row)}))
-            rows[index] = (card,)
-        elif side == "right":
-            events.append(Event("ev_placed", params))
-            rows[index] = (*row, card)
-        else:
-            events.append(Event("ev_placed_left", params))
-            rows[index] = (card, *row)
+    done, _ = placements(rows, pending, profi)
+    events = []
+    for placement in done:
+        msg = placement_msg(model.players, placement)
+        events.append(Event(msg.key, msg.params))
     return events
 
 

@@ -131,6 +131,9 @@ class TableModel:
         self.choices: tuple[Choice, ...] = ()
         self.question: Choice | None = None
         self.cursor = 0
+        self.typed = ""  # digits typed so far towards a number (see `type_digit`)
+        # Where the screen last drew each option (index -> (line, column)): ↑↓ move by screen row.
+        self.option_grid: dict[int, tuple[int, int]] = {}
         # what the table is doing
         self.status: Msg | None = None
         self.waiting: tuple[int, ...] = ()
@@ -207,6 +210,7 @@ class TableModel:
         self.kind = kind if self.moves else ""
         self.question = None
         self.cursor = -1
+        self.typed = ""
         self._rebuild_choices()
         if self.moves:
             self.waiting = ()
@@ -271,6 +275,7 @@ class TableModel:
         self.moves, self.choices, self.kind, self.question = (), (), "", None
         self.waiting = ()
         self.confirm_quit = False
+        self.error = None  # a refusal from before the end says nothing now
         self._changed()
 
     # --- methods keys call --------------------------------------------------------------------
@@ -282,11 +287,110 @@ class TableModel:
         return self.choices
 
     def move_cursor(self, delta: int) -> None:
+        """←→: the previous or next option that may be chosen (greyed ones are skipped, unless no option
+        may be chosen: then the cursor visits them, so their refusals can still be read)."""
         options = self.options
         if not options:
             return
-        self.cursor = (self.cursor + delta) % len(options) if self.cursor >= 0 else 0
+        self.typed = ""
+        if self.cursor < 0:
+            self.cursor = next((i for i, o in enumerate(options) if o.enabled), 0)
+            self._changed()
+            return
+        step = 1 if delta > 0 else -1
+        any_enabled = any(o.enabled for o in options)
+        for _ in range(abs(delta)):
+            index = self.cursor
+            for _ in range(len(options)):
+                index = (index + step) % len(options)
+                if options[index].enabled or not any_enabled:
+                    break
+            self.cursor = index
         self._changed()
+
+    def move_row(self, delta: int) -> None:
+        """↑↓: the option one screen row up or down, nearest in column; on a single row, like ←→."""
+        options = self.options
+        grid = {i: place for i, place in self.option_grid.items() if i < len(options)}
+        rows = sorted({line for line, _ in grid.values()})
+        if len(rows) < 2 or self.cursor not in grid:
+            self.move_cursor(delta)
+            return
+        self.typed = ""
+        line, column = grid[self.cursor]
+        later = [r for r in rows if (r > line if delta > 0 else r < line)]
+        for row in later if delta > 0 else reversed(later):
+            here = [i for i, (r, _) in grid.items() if r == row]
+            enabled = [i for i in here if options[i].enabled] or (here if not any(o.enabled for o in options) else [])
+            if enabled:
+                self.cursor = min(enabled, key=lambda i: (abs(grid[i][1] - column), i))
+                self._changed()
+                return
+
+    # --- typing a number: one rule per decision, shown in the footer -------------------------------
+    def numbers_are_cards(self) -> bool:
+        """6 nimmt! cards are numbers: typing 62 picks card 62. Everywhere else a number is the n-th choice."""
+        return self.game.id == "take6" and self.question is None and bool(self.options) and all(
+            o.kind == "card" for o in self.options
+        )
+
+    def number_labels(self) -> list[str]:
+        """What typing selects, option by option: the card's number, or its position (1, 2, …)."""
+        if self.numbers_are_cards():
+            return [o.code for o in self.options]
+        return [str(i) for i in range(1, len(self.options) + 1)]
+
+    def index_for_number(self, typed: str) -> int | None:
+        labels = self.number_labels()
+        return labels.index(typed) if typed in labels else None
+
+    def type_digit(self, digit: str) -> bool:
+        """A digit key: it extends the number being typed and points the cursor at it. A number that no
+        longer one could extend is confirmed at once; otherwise True: the caller waits a moment for the
+        next digit, then calls `finish_typing`."""
+        options = self.options
+        if not options:
+            self.choose(-1)
+            return False
+        labels = self.number_labels()
+        typed = self.typed + digit
+        if not any(label.startswith(typed) for label in labels):
+            if self.typed:  # a fresh number
+                self.typed = ""
+                return self.type_digit(digit)
+            self._no_such_number(typed)
+            return False
+        exact = self.index_for_number(typed)
+        longer = any(label != typed and label.startswith(typed) for label in labels)
+        if exact is not None:
+            self.cursor = exact
+        if exact is not None and not longer:
+            self.typed = ""
+            self.confirm()
+            return False
+        self.typed = typed
+        self.error = None
+        self._changed()
+        return True
+
+    def finish_typing(self) -> None:
+        """The pause after a digit: the number typed so far is complete."""
+        typed, self.typed = self.typed, ""
+        if not typed:
+            return
+        index = self.index_for_number(typed)
+        if index is None:
+            self._no_such_number(typed)
+            return
+        self.cursor = index
+        self.confirm()
+
+    def _no_such_number(self, typed: str) -> None:
+        self.typed = ""
+        if self.numbers_are_cards():
+            self.set_error("no_such_card", number=typed)
+        else:
+            self.set_error("no_such_choice", number=typed, count=len(self.options))
 
     def choose(self, index: int) -> None:
         """Point at option `index` (0-based: the digit keys) and confirm it."""
@@ -317,6 +421,7 @@ class TableModel:
         if self.question is None and len(option.moves) > 1:
             self.question = option
             self.cursor = 0
+            self.typed = ''
             self.error = None
             self._changed()
             return
@@ -324,6 +429,7 @@ class TableModel:
 
     def back(self) -> None:
         """Leave the second question for the first."""
+        self.typed = ""
         if self.question is not None:
             code = self.question.code
             self.question = None
@@ -378,7 +484,7 @@ class TableModel:
             return Msg("game_over_status")
         if self.moves:
             if self.question is not None:
-                return Msg("second_question", {"card": self.question.code})
+                return Msg("second_question", {"card": self.option_label(self.question)})
             return prompt_msg(self)
         if self.waiting:
             names = self.name_list(self.waiting)
@@ -386,6 +492,18 @@ class TableModel:
         if self.status is not None:
             return self.status
         return Msg("status_idle")
+
+    def option_label(self, option: Choice) -> str:
+        """An option as the screen names it: a card by its shown name (the 6/9 card is `G6/9`)."""
+        if option.kind == "card" and self.game.id == "sixth-sense":
+            from lanplay.describe import sixth_sense_card_name
+
+            return sixth_sense_card_name(option.code)
+        if option.kind == "row":
+            return self.text("row_n", row=int(option.code) + 1)
+        if option.kind == "card":
+            return option.code
+        return self.text(option.code, **option.params)
 
     def name_list(self, seats: Sequence[int]) -> str:
         names = [self.name(s) for s in seats]
@@ -406,6 +524,8 @@ class TableModel:
         codes = [c.code for c in self.choices]
         if old in codes:
             self.cursor = codes.index(old)
+        elif "split_no" in codes:  # S-6.5: a stray Enter keeps the count as it is
+            self.cursor = codes.index("split_no")
         else:
             self.cursor = next((i for i, c in enumerate(self.choices) if c.enabled), 0)
 
@@ -511,7 +631,7 @@ def refusal(model: TableModel, option: Choice) -> Msg:
             from engine.sixth_sense import required_colour
 
             colour = required_colour(model.view.round.trick) or "?"
-            return Msg("refuse_follow", {"card": option.code, "colour": colour, "rule": exc.rule})
+            return Msg("refuse_follow", {"card": model.option_label(option), "colour": colour, "rule": exc.rule})
         if exc.rule == "X-2.3":
             return Msg("refuse_no_fit", {"card": option.code, "rule": exc.rule})
         if exc.rule == "X-2.2":

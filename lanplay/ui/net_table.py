@@ -33,10 +33,12 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
+from lanplay.describe import bot_seats
 from lanplay.lobby import LobbyHost, SeatInfo
 from lanplay.runner import Outcome, TableRunner
 from lanplay.store import save_record
 from lanplay.tables import host_table, join_table, resume_table
+from lanplay.text import shown
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
@@ -139,6 +141,11 @@ class NetTable:
         self.record_path: Path | None = None  # the record in the data dir (also after leaving early)
         self.shown_record: Path | None = None  # what the game-over screen names: the copy if there is one
         self.left_early = False
+        # Set before the screen closes for a signal (SIGTERM, SIGHUP): the game stays journaled to resume,
+        # instead of being left on purpose.
+        self.keep_journal = False
+        self.hosted_at: str | None = None  # HOST:PORT of the lobby of a table this laptop hosts and advertises
+        self._advertise = False
         self.shadow: Any = None  # this seat's state as of the last event told
         self.round_no = 0
         self._start: Start | None = None
@@ -167,6 +174,7 @@ class NetTable:
     ) -> NetTable:
         """Host a table on `interface` (seat 0); `bots` seats are filled by in-process bot peers."""
         self.seats_total = seats
+        self._advertise = advertise
         if seats - 1 - bots > 0:
             self.model.quit_question = "quit_question_net"
 
@@ -204,6 +212,7 @@ class NetTable:
             return await resume_table(
                 identity=self.identity, data_dir=self.table_dir, interface=self.interface, player=self.player,
                 step_timeout=self.step_timeout, on_event=self._on_event, on_runner=self._on_runner,
+                bot_delay=self.bot_delay,
             )  # fmt: skip
 
         self._start = start
@@ -218,7 +227,8 @@ class NetTable:
         try:
             outcome = await self._start()
         except asyncio.CancelledError:
-            self._leave_early()
+            if not self.keep_journal:
+                self._leave_early()
             raise
         finally:
             poll.cancel()
@@ -247,10 +257,18 @@ class NetTable:
         self.model.set_players(names, runner.me)
         seats = [f"{name} ({seat.fingerprint})" for name, seat in zip(names, runner.plan.seats, strict=True)]
         self.model.add_event("ev_seats", names=", ".join(seats))
+        for bot, host in bot_seats(runner.plan.seats):
+            if host is None:
+                self.model.add_event("ev_bot_own", bot=names[bot])
+            else:
+                self.model.add_event("ev_bot_runs_on", bot=names[bot], host=names[host])
         self.model.set_status("net_starting")
 
     def _on_lobby(self, lobby: LobbyHost, port: int) -> None:
         self.lobby = lobby
+        if self._advertise:
+            self.hosted_at = f"{self.interface}:{port}"
+            self.model.add_event("ev_hosting_at", address=self.hosted_at, fingerprint=self.identity.public.fingerprint)
         self._show_seats()
 
     def _on_seats(self, seats: list[SeatInfo]) -> None:
@@ -483,8 +501,8 @@ class NetTable:
         model = self.model
         name = model.name(event.seat) if event.seat is not None else model.text("blame_someone")
         model.set_audit(
-            max(self.round_no, 1), False, "audit_blame", name=name, rule=event.rule, why=why_key(event.rule),
-            reason=event.message,
+            max(self.round_no, 1), False, "audit_blame", name=name, rule=shown(event.rule, 40), why=why_key(event.rule),
+            reason=shown(event.message),  # a peer's words (I7)
         )  # fmt: skip
         self._drop_decision()
 
@@ -595,4 +613,3 @@ class NetTable:
                 self.record_path = self._keep_record(path)
             except Exception as exc:  # leaving must not fail for want of a record
                 log.warning("cannot save the rounds so far: %s", exc)
-

@@ -24,7 +24,7 @@ def header_detail(model: TableModel) -> str:
 def table_area(model: TableModel, width: int) -> Lines:
     view: SixesState = model.view
     r = view.round
-    lines: Lines = []
+    lines: Lines = [text_line(" " * 8 + "".join(f" {rank}" for rank in RANKS), "class:disabled")]  # X-1.2
     for suit_index, suit in enumerate(SUITS):
         column = r.columns[suit_index] if r is not None else None
         row: Line = [("class:label", f"{model.text(f'suit_{suit}'):<8}")]
@@ -45,7 +45,7 @@ def table_area(model: TableModel, width: int) -> Lines:
         lines.append(text_line(model.text("round_results", round=view.rounds_started), "class:label"))
         lines.append(text_line(model.text("ev_sx_out", name=model.name(r.winner), pot=r.pot_won), "class:ok"))
         for seat in range(view.players):
-            lines.append(text_line(f" {model.name(seat):<12} {view.chips[seat]:>3} {model.text('col_chips')}"))
+            lines.append(text_line(f" {model.name(seat):<12} " + model.text("chips_n", chips=view.chips[seat])))
     return lines
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.sixth_sense import ROUNDS, SIX_NINE, Play, SixthSenseState
+from engine.sixth_sense import ROUNDS, Play, SixthSenseState
+from lanplay.describe import TrickStory, trick_story
+from lanplay.describe import sixth_sense_card_name as _card_name
 from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line
+from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
 
 
 def card_look(code: str) -> tuple[str, str]:
-    colour, value = code[0], code[1:]
-    return f"class:card.{colour.lower()}", f"{colour}6/9" if value == str(SIX_NINE) else code
+    return f"class:card.{code[0].lower()}", _card_name(code)
 
 
 def _card(code: str, extra: str = "") -> tuple[str, str]:
@@ -21,6 +22,7 @@ def _card(code: str, extra: str = "") -> tuple[str, str]:
 
 
 def _play_text(play: Play) -> str:
+    """S-6.3: the 6/9 card shows the value declared for it: `G6/9=9`."""
     text = card_look(play.card.code)[1]
     return f"{text}={play.as_value}" if play.as_value is not None else text
 
@@ -33,7 +35,7 @@ def header_detail(model: TableModel) -> str:
         if view.options.target is None:
             parts.append(model.text("round_of", round=view.rounds_started, rounds=ROUNDS[view.players]))
         else:
-            parts.append(model.text("round_n", round=view.rounds_started) + f" (→{view.options.target})")
+            parts.append(model.text("round_to_target", round=view.rounds_started, target=view.options.target))
     if r is not None:
         parts.append(model.text("dealer", name=model.name(r.dealer)))
     return " · ".join(parts)
@@ -73,12 +75,13 @@ def table_area(model: TableModel, width: int) -> Lines:
             else:
                 row.append((card_look(play.card.code)[0], _play_text(play)))
                 if play.block is not None:
-                    row.append(("class:disabled", " " + model.text("blocks", card=play.block.code)))
+                    row.append(("class:disabled", " " + model.text("blocks", card=_card_name(play.block.code))))
             lines.append(row)
         for offset in range(len(r.trick), view.players):
             seat = (r.leader + offset) % view.players
             mark = "▸" if offset == len(r.trick) else "·"
             lines.append([("", f"  {model.name(seat):<{names}}  "), ("class:disabled", mark)])
+        lines.extend(_in_force(model, width))
     lines.extend(_last_trick(model, width))
     if not all(r.predicted):  # once everyone has predicted the marks say nothing new
         predicted: list[Line] = [[("class:label", model.text("predicted_label") + ":")]]
@@ -100,19 +103,47 @@ def table_area(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def _last_trick(model: TableModel, width: int) -> Lines:
-    last: Any = model.recent.get("last_trick")
-    if last is None:
+def _in_force(model: TableModel, width: int) -> Lines:
+    """While a trick is played: a reversal in force, or two 4s cancelling (S-6.2), said before it decides."""
+    view: SixthSenseState = model.view
+    r = view.round
+    if r is None or not r.trick:
         return []
-    trick_no, plays, winner = last
-    title = model.text("last_trick", name=model.name(winner)) if winner is not None else model.text("last_trick_void")
-    blocked = {p.block for p in plays if p.block is not None}
-    items: list[Line] = [[("class:label", f"{title} ({trick_no}):")]]
-    for play in plays:
-        extra = "strike class:disabled" if play.card in blocked or play.block is not None else ""
-        items.append([("class:disabled", model.name(play.seat)[:8] + " "),
-                      (f"{card_look(play.card.code)[0]} {extra}".strip(), _play_text(play))])
-    return flow(items, width, gap=2)
+    trump = r.trump.colour if r.trump is not None and not view.options.beginner else None
+    story = trick_story(len(r.trick_winners) + 1, r.trick, trump, model.players)
+    notes = [n.text(model.lang) for n in story.why if n.key in ("tw_reverse", "tw_reverse_many", "tw_cancel")]
+    if not notes:
+        return []
+    return wrap_text(model.text("trick_now", notes="; ".join(notes)), width - 1, "class:why", indent="    ",
+                     first="  ")
+
+
+def _last_trick(model: TableModel, width: int) -> Lines:
+    """The last trick with its blocked and blocking cards marked, and why it went as it did (S-4.5, S-6)."""
+    story: Any = model.recent.get("last_trick")
+    if not isinstance(story, TrickStory):
+        return []
+    if story.winner is not None:
+        title = model.text("last_trick", trick=story.trick_no, name=model.name(story.winner))
+    else:
+        title = model.text("last_trick_void", trick=story.trick_no)
+    lines: Lines = [[("class:label", title)]]
+    items: list[Line] = []
+    for play in story.plays:
+        item: Line = [("class:disabled", model.name(play.seat)[:8] + " ")]
+        if play is story.blocked:
+            item += [_card(play.card.code, "strike class:disabled"), ("class:disabled", f" ({model.text('blocked')})")]
+        elif play is story.blocker:
+            item += [_card(play.card.code, "class:disabled"),
+                     ("class:disabled", f" ({model.text('blocks', card=_card_name(play.block.code))})")]
+        else:
+            item.append((card_look(play.card.code)[0], _play_text(play)))
+        items.append(item)
+    lines.extend(flow(items, width, gap=2, indent=1))
+    notes = "; ".join(note.text(model.lang) for note in story.notes(skip_marked=True))
+    if notes:
+        lines.extend(wrap_text(notes[0].upper() + notes[1:] + ".", width - 1, "class:why", indent=" ", first=" "))
+    return lines
 
 
 def _results(model: TableModel) -> Lines:

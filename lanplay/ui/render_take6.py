@@ -34,6 +34,8 @@ def _rows(model: TableModel, width: int) -> Lines:
     view: Take6State = model.view
     choosing_row = model.kind == "take_row" and model.question is None
     lines: Lines = []
+    if choosing_row:  # T-3.5: the rows are the options, one per screen line (↑↓ move between them)
+        model.option_grid = {index: (index, 0) for index in range(len(view.rows))}
     for index, row in enumerate(view.rows):
         label = model.text("row_n", row=index + 1)
         if choosing_row:

@@ -8,6 +8,7 @@ table takes what the side panel (scores and log, `SIDE_WIDTH`) leaves.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from weakref import WeakKeyDictionary
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
-from lanplay.ui.i18n import rules_summary
+from lanplay.ui.i18n import rules_summary, t
 from lanplay.ui.model import Choice, TableModel
 
 Line = list[OneStyleAndTextTuple]
@@ -25,6 +26,8 @@ Lines = list[Line]
 SIDE_WIDTH = 27
 SCREEN_WIDTH = 80
 TABLE_WIDTH = SCREEN_WIDTH - SIDE_WIDTH - 1
+SCREEN_HEIGHT = 24
+GAME_OVER_WIDTH = SIDE_WIDTH + 10  # the game-over dialog lies over the side panel, inside its frame
 
 
 def join(lines: Sequence[Line]) -> StyleAndTextTuples:
@@ -48,12 +51,17 @@ def text_line(text: str, style: str = "") -> Line:
     return [(style, text)]
 
 
-def wrap_text(text: str, width: int, style: str = "", indent: str = "") -> Lines:
-    return [text_line(part, style) for part in textwrap.wrap(text, width, subsequent_indent=indent) or [""]]
+def wrap_text(text: str, width: int, style: str = "", indent: str = "", first: str = "") -> Lines:
+    """Words wrapped at spaces only: a card code, a name with a hyphen or a path never breaks inside."""
+    parts = textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False)
+    return [text_line(part, style) for part in parts or [""]]
 
 
-def flow(items: Sequence[Line], width: int, gap: int = 1, indent: int = 0) -> Lines:
-    """Lay items (each a short run of fragments) left to right, wrapping at `width`."""
+def flow(
+    items: Sequence[Line], width: int, gap: int = 1, indent: int = 0, places: list[tuple[int, int]] | None = None
+) -> Lines:
+    """Lay items (each a short run of fragments) left to right, wrapping at `width`. `places`, if
+    given, receives each item's (line, column), so keys can move by screen row."""
     lines: Lines = []
     current: Line = [("", " " * indent)] if indent else []
     used = indent
@@ -65,11 +73,43 @@ def flow(items: Sequence[Line], width: int, gap: int = 1, indent: int = 0) -> Li
         if used > indent:
             current.append(("", " " * gap))
             used += gap
+        if places is not None:
+            places.append((len(lines), used))
         current.extend(item)
         used += size
     if current and used > indent:
         lines.append(current)
     return lines
+
+
+def path_pieces(path: str) -> list[str]:
+    """A path cut after each `/`, `-` or `_`: the places a line may break it."""
+    return re.findall(r"[^/\-_]+[/\-_]?|[/\-_]", path)
+
+
+def wrap_path(path: str, width: int) -> list[str]:
+    """A file path in lines of at most `width`, broken only after a `/`, `-` or `_`: never mid-word
+    (a single piece longer than `width` is cut only as a last resort, where no wider line is possible)."""
+    pieces: list[str] = []
+    for piece in path_pieces(path):
+        pieces.extend(piece[i : i + width] for i in range(0, len(piece), width))
+    lines: list[str] = []
+    current = ""
+    for piece in pieces:
+        if current and len(current) + len(piece) > width:
+            lines.append(current)
+            current = ""
+        current += piece
+    if current:
+        lines.append(current)
+    return lines
+
+
+def ranks(totals: Sequence[int], highest_first: bool) -> list[tuple[int, int]]:
+    """(place, seat) best first; equal totals share a place and the next place skips ("1, 2, 2, 4")."""
+    order = sorted(range(len(totals)), key=lambda s: totals[s], reverse=highest_first)
+    sign = 1 if highest_first else -1
+    return [(1 + sum(1 for other in totals if sign * other > sign * totals[seat]), seat) for seat in order]
 
 
 def me_mark(model: TableModel, seat: int) -> str:
@@ -148,9 +188,20 @@ def hand_with_options(model: TableModel, hand: Sequence[str], width: int, title:
     else:
         items = [[card_fragment(model, code)] for code in hand]
         rest = list(enumerate(options))
-    lines.extend(flow(items, width - 1, indent=1) or [text_line(" " + model.text("no_cards"), "class:disabled")])
+    places: list[tuple[int, int]] = []
+    card_lines = flow(items, width - 1, indent=1, places=places)
+    grid: dict[int, tuple[int, int]] = {}
+    if inline:
+        card_indexes = [i for i, o in enumerate(options) if o.kind == "card"]
+        grid.update({index: (len(lines) + line, x) for index, (line, x) in zip(card_indexes, places, strict=True)})
+    lines.extend(card_lines or [text_line(" " + model.text("no_cards"), "class:disabled")])
     if rest:
-        lines.extend(flow([option_item(model, i, o) for i, o in rest], width - 1, gap=2, indent=1))
+        places = []
+        top = len(lines)
+        lines.extend(flow([option_item(model, i, o) for i, o in rest], width - 1, gap=2, indent=1, places=places))
+        grid.update({index: (top + line, x) for (index, _), (line, x) in zip(rest, places, strict=True)})
+    if not (model.game.id == "take6" and model.kind == "take_row"):  # the rows on the table record their own
+        model.option_grid = grid
     return lines
 
 
@@ -208,7 +259,14 @@ def _wrapped_log(model: TableModel, width: int) -> tuple[Lines, list[int]]:
         elif event.key.startswith("audit_"):
             style = "class:audit" if event.key != "audit_blame" else "class:error"
         starts.append(len(lines))
-        lines.extend(wrap_text(event.text(model.lang), width, style, indent="  "))
+        path = event.params.get("path")
+        if isinstance(path, str) and len(event.text(model.lang)) > width:  # the path breaks between its parts
+            lines.extend(wrap_text(t(event.key, model.lang, path="").rstrip(), width, style))
+            lines.extend(text_line("  " + part, style) for part in wrap_path(path, width - 2))
+        elif event.key.startswith("tw_"):  # why the trick above went so: indented under it
+            lines.extend(wrap_text(event.text(model.lang), width, "class:why", indent="    ", first="  "))
+        else:
+            lines.extend(wrap_text(event.text(model.lang), width, style, indent="  "))
     _LOG_CACHE[model] = (model.lang, width, len(model.log), lines, starts)
     return lines, starts
 
@@ -233,6 +291,13 @@ def log_title(model: TableModel) -> Line:
     return [("class:label", model.text(key, n=model.log_scroll))]
 
 
+def digits_hint(model: TableModel) -> str:
+    """The footer's word on typing numbers: the rule of this decision (card numbers, or the n-th choice)."""
+    if model.numbers_are_cards():
+        return model.text("digits_card")
+    return model.text("digits_place", count=len(model.options))
+
+
 def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
     status = model.status_msg().text(model.lang)
     style = "class:status.mine" if model.moves else "class:status"
@@ -241,10 +306,14 @@ def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
     lines.append(text_line(" " + error[: width - 2], "class:error"))
     if model.game_over is not None:
         keys = model.text("keys_hint_over")
+    elif model.typed:
+        keys = model.text("typing", typed=model.typed)
+    elif not model.options:
+        keys = model.text("keys_hint_wait")
     elif model.question is not None:
-        keys = model.text("keys_hint_question")
+        keys = model.text("keys_hint_question", digits=digits_hint(model))
     else:
-        keys = model.text("keys_hint")
+        keys = model.text("keys_hint", digits=digits_hint(model))
     lines.append(text_line(" " + keys[: width - 2], "class:keys"))
     return lines
 
@@ -265,6 +334,14 @@ def quit_lines(model: TableModel) -> Lines:
     return [text_line(model.text(model.quit_question)), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
 
 
+def game_over_width(model: TableModel, screen_width: int = SCREEN_WIDTH) -> int:
+    """The game-over dialog covers the side panel, and grows (to the screen's width) until the longest
+    piece of the record path fits on a line of its own."""
+    path = model.game_over.record_path if model.game_over is not None else None
+    longest = max((len(piece) for piece in path_pieces(path)), default=0) if path else 0
+    return max(GAME_OVER_WIDTH, min(screen_width - 2, longest + 5))
+
+
 def game_over_lines(model: TableModel) -> Lines:
     over = model.game_over
     if over is None:
@@ -276,13 +353,14 @@ def game_over_lines(model: TableModel) -> Lines:
                                "class:winner"))
     lines.append(text_line(""))
     lines.append(text_line(model.text("final_table"), "class:label"))
-    order = sorted(range(len(over.totals)), key=lambda s: over.totals[s], reverse=model.game.id != "take6")
-    for place, seat in enumerate(order, 1):
+    for place, seat in ranks(over.totals, highest_first=model.game.id != "take6"):  # T-4.2: fewest wins
         crown = " ★" if seat in over.winners and not over.stopped else ""
         lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
     lines.append(text_line(""))
     if over.record_path:
-        lines.extend(wrap_text(model.text("record_saved", path=over.record_path), 60))
+        label = model.text("record_saved", path="").rstrip()
+        lines.append(text_line(label))
+        lines.extend(text_line(" " + part) for part in wrap_path(over.record_path, game_over_width(model) - 3))
     else:
         lines.append(text_line(model.text("record_not_saved")))
     lines.append(text_line(model.text("leave_key"), "class:keys"))

@@ -1,0 +1,150 @@
+"""`lanplay play` (full screen): one person against bot peers of this process, journaled like a lobby table.
+
+The table is hosted on 127.0.0.1 and every bot is a peer of its own that speaks the real protocol
+(`lanplay.tables.host_table`). Every seat journals into the data directory (the bots under
+``bots/<fingerprint>/``, their keys beside their journals), so nothing is lost:
+
+- killed (kill -9, a closed terminal) mid-round, the same command started again resumes the game where it
+  was, the person's hand and the bots' included (`resume_table` replays each seat's journal); the lobby's
+  r offers it too;
+- SIGTERM and SIGHUP leave the screen as a normal exit does (the terminal is restored) and keep the journal
+  for that resume: a signal is handled between two steps of the event loop, never inside a journal write;
+- leaving on purpose (q, y) saves the record of the finished rounds and says where, or says there is none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.api import Game
+from engine.games import get_game
+from lanplay.discovery import DEFAULT_INTERFACE
+from lanplay.lobby import TablePlan
+from lanplay.runner import unfinished_journal
+from lanplay.tables import bot_name, load_identity, local_bot_dirs
+from lanplay.ui.app import _login_name, build_app, log_to_file, run_table_app
+from lanplay.ui.model import TableModel
+from lanplay.ui.net_table import NetTable
+from protocol.identity import Identity
+
+# Signals that mean "the terminal is going away" rather than "I want to leave this game".
+KEEP_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
+
+
+def played_against_bots(plan: TablePlan, identity: Identity, directory: Path) -> bool:
+    """True if every other seat of `plan` is a bot this laptop runs (a `lanplay play` game, or a lobby
+    table of one person and bots): such a game resumes without anyone else."""
+    mine = identity.public.hex()
+    others = [seat for seat in plan.seats if seat.public_key != mine]
+    return len(local_bot_dirs(directory, plan)) == len(others) and len(others) < len(plan.seats)
+
+
+def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any, Any], seats: int) -> TablePlan | None:
+    """The unfinished game the same `lanplay play` command left (same game, same number of seats, only
+    this laptop's bots), if any."""
+    found = unfinished_journal(directory)
+    if found is None:
+        return None
+    plan = found[0]
+    if plan.game != game.id or len(plan.seats) != seats or not played_against_bots(plan, identity, directory):
+        return None
+    return plan
+
+
+def forget_bots(directory: Path, plan: TablePlan) -> None:
+    """The bots of a game that is over (or left on purpose) are worth nothing: their keys and journals go."""
+    for path in local_bot_dirs(directory, plan):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+async def run_keeping_journal(model: TableModel, table: NetTable) -> None:
+    """The table screen; SIGTERM/SIGHUP close it as a normal exit does but keep the game resumable."""
+    app = build_app(model)
+    loop = asyncio.get_running_loop()
+
+    def keep(signame: str) -> None:
+        table.keep_journal = True
+        if app.is_running:
+            app.exit()
+
+    installed = []
+    for sig in KEEP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, keep, sig.name)
+            installed.append(sig)
+    try:
+        await run_table_app(model, table, app=app)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def play_net_table(
+    game: Game[Any, Any, Any, Any],
+    options: Any,
+    *,
+    name: str,
+    bots: int,
+    bot_kind: str,
+    lang: str,
+    record_copy: Path | None = None,
+    bot_delay: float | None = None,
+    directory: Path | None = None,
+) -> int:
+    """`lanplay play`: resumes the game the same command left unfinished, else hosts a new one on 127.0.0.1
+    whose other seats are bot peers of this process; the record goes to the data directory (and is copied to
+    `record_copy`)."""
+    from lanplay.store import data_dir
+    from lanplay.ui.local_table import bot_delay_from_env
+
+    if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
+        name = _login_name()
+    directory = directory if directory is not None else data_dir()
+    log_to_file(directory)
+    identity = load_identity(directory)
+    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
+    plan = resumable_play(directory, identity, game, bots + 1)
+    common: dict[str, Any] = {
+        "identity": identity, "data_dir": directory, "interface": DEFAULT_INTERFACE, "bot_delay": delay,
+        "record_copy": record_copy,
+    }  # fmt: skip
+    if plan is not None:
+        names = [seat.name for seat in plan.seats]
+        me = [seat.public_key for seat in plan.seats].index(identity.public.hex())
+        model = TableModel(get_game(plan.game), names, me, lang)
+        _say(model.text("play_resuming", game=model.text(f"game_{plan.game}"), names=", ".join(names)))
+        table = NetTable(model, name=names[me], **common).resume()
+    else:
+        model = TableModel(game, [name, *(bot_name(i, name) for i in range(1, bots + 1))], 0, lang)
+        table = NetTable(model, name=name, **common).host(
+            options=game.options_to_json(options), seats=bots + 1, bots=bots, bot_kind=bot_kind
+        )
+    asyncio.run(run_keeping_journal(model, table))
+    if table.keep_journal and table.outcome is None:
+        _say(model.text("play_kept"))
+        return 0
+    if table.runner is not None and (table.outcome is not None or table.left_early):
+        forget_bots(directory, table.runner.plan)
+    path = table.shown_record or table.record_path
+    if path is not None:
+        _say(model.text("record_saved", path=str(path)))
+    elif table.left_early and table.runner is not None:
+        _say(model.text("play_nothing_saved"))
+    if model.game_over is not None and model.game_over.winners:
+        _say(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
+                        names=model.name_list(model.game_over.winners)))  # fmt: skip
+    return 0
+
+
+def _say(line: str) -> None:
+    # After SIGHUP the terminal may be gone: a line nobody can read must not turn into a traceback.
+    with contextlib.suppress(OSError):
+        print(line, flush=True)
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()

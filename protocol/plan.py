@@ -1,0 +1,418 @@
+"""The seat plan of a table, signed by every seat, with the seat order drawn jointly (I7, P-3.2).
+
+Sans-IO: `lanplay.lobby` carries these values over the lobby links; nothing here touches a socket.
+
+Why: the host of a lobby used to write the plan alone. It could list a *phantom seat* under anyone's
+public key (who would then be blamed for withholding at a table they never joined), and it always sat
+first, hence locked the deck first. Now:
+
+1. The *roster* (`Roster`) is the peers that joined, in the order they joined, the host first. Each
+   of them proved its key over its own authenticated lobby link, and each checks the roster lists it
+   as it joined.
+2. The seat order is drawn jointly (P-3.2), never chosen: every seat commits to 32 random bytes
+   (`commit` under `ORDER_TAG`, bound to the roster's digest and the seat's join index), and only when
+   all commitments are known do the seats reveal. The order is a Fisher–Yates shuffle of the join
+   order driven by ``joint_random`` of all reveals in join order (`draw_order`): nobody can fix it
+   while one seat's bytes are random. The host reveals first, together with the list of commitments,
+   so it cannot wait to see the others' reveals before choosing whether to open its own.
+3. The resulting `TablePlan` (game, options, every seat's key, name and mesh address in the drawn
+   order, and the draw itself, so anyone can re-derive the order) has a table id, the hash of all of
+   it. **Every seat signs** ``PLAN_DOMAIN ‖ table id ‖ SHA-256(plan)`` with its identity key, and a
+   seat does not start until it holds a valid signature of *every* seat on the very same plan
+   (`TablePlan.verify`). A phantom seat cannot sign, so a plan that lists one never starts; a host that
+   shows different plans (or draws) to different seats gets signatures over different bytes, and
+   nobody starts.
+
+`PlanDraw` is one seat's part of steps 2–3 as a small state machine; the host runs one too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from protocol.commitment import (
+    NONCE_BYTES,
+    Commitment,
+    Opening,
+    commit,
+    draw_below,
+    joint_random,
+    verify_opening,
+)
+from protocol.encoding import JSONObject, canonical, h2b
+from protocol.errors import CheatDetected, ProtocolError
+from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
+from protocol.session import TableSettings
+
+RULE = "P-1.1"  # who sits at the table, and that each of them agreed
+ORDER_RULE = "P-3.2"  # the seat order is drawn jointly
+ORDER_TAG = "lanplay/seat-order"
+PLAN_DOMAIN = b"lanplay/table-plan/v1\x00"
+ORDER_VALUE_BYTES = 32
+MAX_NAME_CHARS = 40
+MAX_SEATS = 16
+# Names are shown on every seat's screen: no controls, escapes, bidi overrides or line breaks (I7).
+_FORBIDDEN_NAME_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+class PlanError(ProtocolError):
+    """A plan, roster or draw that must not be played (the message says what is wrong)."""
+
+
+def check_name(name: object) -> str:
+    """A player name as a plan may carry it: 1 to 40 characters, none of them a control or format
+    character (so no terminal escape and no bidirectional override reaches anyone's screen)."""
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_CHARS or not name.strip():
+        raise PlanError(RULE, f"a seat's name is 1 to {MAX_NAME_CHARS} characters, not blank")
+    if any(unicodedata.category(c) in _FORBIDDEN_NAME_CATEGORIES for c in name):
+        raise PlanError(RULE, f"a seat's name may not contain control or format characters: {name[:60]!r}")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """One peer at the table: its name, its identity key (hex) and where its mesh listens."""
+
+    name: str
+    public_key: str  # hex
+    address: str
+    port: int
+    # A bot seat: the public key (hex) of the seat whose laptop runs it (its own key: a laptop of its own).
+    # Left out of the JSON when None.
+    runs_on: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return PublicIdentity.from_hex(self.public_key).fingerprint
+
+    def to_json(self) -> JSONObject:
+        out: JSONObject = {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
+        if self.runs_on is not None:
+            out["bot"] = self.runs_on
+        return out
+
+    @staticmethod
+    def from_json(raw: object) -> SeatInfo:
+        if not isinstance(raw, dict):
+            raise PlanError(RULE, "a seat is an object")
+        name, key, mesh = check_name(raw.get("name")), raw.get("key"), raw.get("mesh")
+        if not isinstance(key, str):
+            raise PlanError(RULE, "a seat's key is hex")
+        try:
+            PublicIdentity.from_hex(key)
+        except ProtocolError as exc:
+            raise PlanError(RULE, f"a seat's key: {exc.message}") from None
+        if (
+            not isinstance(mesh, list)
+            or len(mesh) != 2
+            or not isinstance(mesh[0], str)
+            or not isinstance(mesh[1], int)
+            or isinstance(mesh[1], bool)
+            or not 0 < mesh[1] < 65536
+        ):
+            raise PlanError(RULE, "a seat's mesh address is [address, port]")
+        try:
+            ipaddress.ip_address(mesh[0])
+        except ValueError:
+            raise PlanError(RULE, f"a seat's mesh address is an IP address, not {mesh[0][:60]!r}") from None
+        runs_on = raw.get("bot")
+        if runs_on is not None:
+            try:
+                if not isinstance(runs_on, str):
+                    raise ProtocolError(RULE, "not hex")
+                PublicIdentity.from_hex(runs_on)
+            except ProtocolError:
+                raise PlanError(RULE, "a bot seat names the key of the laptop that runs it") from None
+        return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
+
+
+def _seats_from_json(raw: object, what: str) -> tuple[SeatInfo, ...]:
+    if not isinstance(raw, list) or not 0 < len(raw) <= MAX_SEATS:
+        raise PlanError(RULE, f"{what} lists 1 to {MAX_SEATS} seats")
+    seats = tuple(SeatInfo.from_json(s) for s in raw)
+    if len({s.public_key for s in seats}) != len(seats):
+        raise PlanError(RULE, f"{what} lists one identity twice")
+    return seats
+
+
+def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject]:
+    if not isinstance(raw, dict):
+        raise PlanError(RULE, f"{what} is an object")
+    lobby, game, options = raw.get("lobby"), raw.get("game"), raw.get("options")
+    if not isinstance(lobby, str) or not isinstance(game, str) or not isinstance(options, dict):
+        raise PlanError(RULE, f"{what} names lobby, game and options")
+    return lobby, game, options
+
+
+@dataclass(frozen=True, slots=True)
+class Roster:
+    """The peers that joined a lobby, in the order they joined (the host first)."""
+
+    lobby_id: str
+    game: str
+    options: JSONObject
+    seats: tuple[SeatInfo, ...]
+
+    def to_json(self) -> JSONObject:
+        return {
+            "lobby": self.lobby_id,
+            "game": self.game,
+            "options": self.options,
+            "seats": [s.to_json() for s in self.seats],
+        }
+
+    @staticmethod
+    def from_json(raw: object) -> Roster:
+        lobby, game, options = _header_from_json(raw, "a roster")
+        assert isinstance(raw, dict)
+        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"))
+
+    @property
+    def digest(self) -> str:
+        """What the seat-order commitments are bound to (as their "table")."""
+        return hashlib.sha256(canonical(self.to_json())).hexdigest()
+
+    def index_of(self, public_key: str) -> int:
+        for index, seat in enumerate(self.seats):
+            if seat.public_key == public_key:
+                return index
+        raise PlanError(RULE, "this identity is not in the roster")
+
+
+def order_commitment(
+    roster: Roster, index: int, value: bytes, nonce: bytes | None = None
+) -> tuple[Commitment, Opening]:
+    """Seat ``index`` (join order) commits to its share of the seat order (P-3.1)."""
+    return commit(ORDER_TAG, roster.digest, 0, index, value, nonce)
+
+
+def draw_order(roster: Roster, commitments: Sequence[Commitment], openings: Sequence[Opening]) -> tuple[int, ...]:
+    """The seat order: ``order[k]`` is the join index of the peer at seat ``k``. Every opening is
+    checked against its commitment (`CheatDetected` P-3.3 names the join index that does not open)."""
+    n = len(roster.seats)
+    if len(commitments) != n or len(openings) != n:
+        raise PlanError(ORDER_RULE, f"the seat draw needs {n} commitments and {n} reveals")
+    for index, (commitment, opening) in enumerate(zip(commitments, openings, strict=True)):
+        verify_opening(commitment, opening, ORDER_TAG, roster.digest, 0, index)
+        if len(opening.value) != ORDER_VALUE_BYTES:
+            raise CheatDetected("P-3.3", f"a seat-order share is {ORDER_VALUE_BYTES} bytes", index)
+    seed = joint_random([o.value for o in openings])
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):  # Fisher–Yates, every draw independent (its own label)
+        j = draw_below(seed, i + 1, f"seat-order/{i}")
+        order[i], order[j] = order[j], order[i]
+    return tuple(order)
+
+
+def _opening_json(opening: Opening) -> JSONObject:
+    return {"value": opening.value.hex(), "nonce": opening.nonce.hex()}
+
+
+def opening_from_json(raw: object) -> Opening:
+    if not isinstance(raw, dict):
+        raise PlanError(ORDER_RULE, "a seat-order reveal is {value, nonce}")
+    try:
+        return Opening(h2b(raw.get("value"), ORDER_VALUE_BYTES, "value"), h2b(raw.get("nonce"), NONCE_BYTES, "nonce"))
+    except ProtocolError as exc:
+        raise PlanError(ORDER_RULE, f"a seat-order reveal: {exc.message}") from None
+
+
+def commitment_from_json(raw: object) -> Commitment:
+    try:
+        return Commitment.from_hex(raw)
+    except ProtocolError as exc:
+        raise PlanError(ORDER_RULE, f"a seat-order commitment: {exc.message}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatDraw:
+    """The draw behind a plan, in join order: who joined, what each committed, what each revealed."""
+
+    joined: tuple[str, ...]  # public keys
+    commitments: tuple[Commitment, ...]
+    openings: tuple[Opening, ...]
+
+    def to_json(self) -> JSONObject:
+        return {
+            "joined": list(self.joined),
+            "commits": [c.hex() for c in self.commitments],
+            "reveals": [_opening_json(o) for o in self.openings],
+        }
+
+    @staticmethod
+    def from_json(raw: object) -> SeatDraw:
+        if not isinstance(raw, dict):
+            raise PlanError(ORDER_RULE, "a seat draw is an object")
+        joined, commits, reveals = raw.get("joined"), raw.get("commits"), raw.get("reveals")
+        if not isinstance(joined, list) or not all(isinstance(k, str) for k in joined):
+            raise PlanError(ORDER_RULE, "a seat draw lists the keys that joined")
+        if not isinstance(commits, list) or not isinstance(reveals, list):
+            raise PlanError(ORDER_RULE, "a seat draw lists commitments and reveals")
+        return SeatDraw(
+            tuple(joined),
+            tuple(commitment_from_json(c) for c in commits),
+            tuple(opening_from_json(o) for o in reveals),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlan:
+    """What the lobby agrees on: enough to build every seat's `TableSettings` and mesh, the draw that
+    fixed the seat order, and (once complete) every seat's signature on all of it."""
+
+    lobby_id: str
+    game: str
+    options: JSONObject
+    seats: tuple[SeatInfo, ...]  # in the drawn seat order
+    draw: SeatDraw
+    signatures: tuple[str, ...] = ()  # hex, one per seat in seat order; empty until every seat signed
+
+    def unsigned_json(self) -> JSONObject:
+        return {
+            "lobby": self.lobby_id,
+            "game": self.game,
+            "options": self.options,
+            "seats": [s.to_json() for s in self.seats],
+            "draw": self.draw.to_json(),
+        }
+
+    def to_json(self) -> JSONObject:
+        return {**self.unsigned_json(), "signatures": list(self.signatures)}
+
+    @staticmethod
+    def from_json(raw: object) -> TablePlan:
+        """Parse (shape only: `verify` checks the draw and the signatures)."""
+        lobby, game, options = _header_from_json(raw, "a table plan")
+        assert isinstance(raw, dict)
+        seats = _seats_from_json(raw.get("seats"), "a table plan")
+        if "draw" not in raw:
+            raise PlanError(ORDER_RULE, "a table plan carries the draw of its seat order")
+        draw = SeatDraw.from_json(raw["draw"])
+        signatures = raw.get("signatures", [])
+        if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
+            raise PlanError(RULE, "a table plan's signatures are hex strings")
+        return TablePlan(lobby, game, options, seats, draw, tuple(signatures))
+
+    @property
+    def table_id(self) -> str:
+        """The game's table id: the hash of the plan (signatures aside), so every seat must hold the same one."""
+        return hashlib.sha256(canonical(self.unsigned_json())).hexdigest()[:32]
+
+    def statement(self) -> bytes:
+        """The bytes every seat signs: the table id and the full SHA-256 of the plan."""
+        return PLAN_DOMAIN + self.table_id.encode("ascii") + hashlib.sha256(canonical(self.unsigned_json())).digest()
+
+    def roster(self) -> Roster:
+        """The roster the draw was about, rebuilt from the seats and the join order."""
+        by_key = {s.public_key: s for s in self.seats}
+        if sorted(self.draw.joined) != sorted(by_key) or len(self.draw.joined) != len(self.seats):
+            raise PlanError(RULE, "the seats are not exactly the peers that joined")
+        return Roster(self.lobby_id, self.game, self.options, tuple(by_key[k] for k in self.draw.joined))
+
+    def sign(self, identity: Identity) -> str:
+        """This seat's signature on the plan (hex)."""
+        if identity.public.hex() not in {s.public_key for s in self.seats}:
+            raise PlanError(RULE, "only a seat of the plan signs it")
+        return identity.sign(self.statement()).hex()
+
+    def check_signature(self, seat: int, signature: object) -> None:
+        """`PlanError` naming ``seat`` unless ``signature`` is its signature on this plan."""
+        if not isinstance(signature, str):
+            raise PlanError(RULE, f"seat {seat}'s signature on the plan is missing")
+        try:
+            PublicIdentity.from_hex(self.seats[seat].public_key).verify(
+                h2b(signature, SIGNATURE_BYTES, "signature"), self.statement()
+            )
+        except ProtocolError:
+            raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this plan") from None
+
+    def with_signatures(self, signatures: Sequence[str]) -> TablePlan:
+        return TablePlan(self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures))
+
+    def verify(self) -> None:
+        """Everything a seat checks before it plays (I7): the seats are exactly the peers that joined,
+        in the order the draw gives, and every seat signed this very plan. `PlanError` says what fails."""
+        roster = self.roster()
+        try:
+            order = draw_order(roster, self.draw.commitments, self.draw.openings)
+        except ProtocolError as exc:
+            raise PlanError(ORDER_RULE, f"the seat draw does not hold: {exc.message}") from None
+        if tuple(roster.seats[i] for i in order) != self.seats:
+            raise PlanError(ORDER_RULE, "the seat order is not the one the joint draw gives")
+        if len(self.signatures) != len(self.seats):
+            raise PlanError(RULE, f"the plan carries {len(self.signatures)} signatures for {len(self.seats)} seats")
+        for seat, signature in enumerate(self.signatures):
+            self.check_signature(seat, signature)
+
+    def settings(self, **timeouts: float) -> TableSettings:
+        return TableSettings(
+            table=self.table_id,
+            game=self.game,
+            options=dict(self.options),
+            seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
+            names=tuple(s.name for s in self.seats),
+            **timeouts,
+        )
+
+
+def build_plan(roster: Roster, commitments: Sequence[Commitment], openings: Sequence[Opening]) -> TablePlan:
+    """The unsigned plan the draw gives."""
+    order = draw_order(roster, commitments, openings)
+    draw = SeatDraw(tuple(s.public_key for s in roster.seats), tuple(commitments), tuple(openings))
+    return TablePlan(roster.lobby_id, roster.game, roster.options, tuple(roster.seats[i] for i in order), draw)
+
+
+@dataclass
+class PlanDraw:
+    """One seat's part in drawing the seat order and signing the plan, given the roster it checked.
+
+    ``commitment`` goes out first; `reveal` (once every commitment is known) gives the opening to send;
+    `plan` (once every opening is known) gives the unsigned plan and this seat's signature; `finish`
+    (once every signature is known) gives the verified, signed plan."""
+
+    roster: Roster
+    identity: Identity
+    entropy: Callable[[int], bytes]
+    index: int = field(init=False)
+    commitment: Commitment = field(init=False)
+    opening: Opening = field(init=False)
+    _commitments: tuple[Commitment, ...] = ()
+    _unsigned: TablePlan | None = None
+
+    def __post_init__(self) -> None:
+        self.index = self.roster.index_of(self.identity.public.hex())
+        self.commitment, self.opening = order_commitment(
+            self.roster, self.index, self.entropy(ORDER_VALUE_BYTES), self.entropy(NONCE_BYTES)
+        )
+
+    def reveal(self, commitments: Sequence[Commitment]) -> Opening:
+        """Every seat's commitment is known: check ours is among them, untouched; our opening."""
+        if len(commitments) != len(self.roster.seats):
+            raise PlanError(ORDER_RULE, f"{len(commitments)} seat-order commitments for {len(self.roster.seats)} seats")
+        if commitments[self.index] != self.commitment:
+            raise PlanError(ORDER_RULE, "the commitments relayed do not hold this seat's own")
+        self._commitments = tuple(commitments)
+        return self.opening
+
+    def plan(self, openings: Sequence[Opening]) -> tuple[TablePlan, str]:
+        """Every opening is known: the unsigned plan and this seat's signature on it."""
+        if not self._commitments:
+            raise PlanError(ORDER_RULE, "reveals before commitments")
+        if len(openings) != len(self.roster.seats) or openings[self.index] != self.opening:
+            raise PlanError(ORDER_RULE, "the reveals relayed do not hold this seat's own")
+        self._unsigned = build_plan(self.roster, self._commitments, openings)
+        return self._unsigned, self._unsigned.sign(self.identity)
+
+    def finish(self, plan: TablePlan) -> TablePlan:
+        """The plan as it came back with every seat's signature: it must be the plan this seat drew
+        and signed, and verify in full."""
+        if self._unsigned is None:
+            raise PlanError(RULE, "a signed plan before the draw was done")
+        if plan.unsigned_json() != self._unsigned.unsigned_json():
+            raise PlanError(RULE, "the plan to start is not the one this seat drew and signed")
+        plan.verify()
+        return plan

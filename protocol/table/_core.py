@@ -1,0 +1,148 @@
+"""The state every phase of a table session shares: set up once, in one place.
+
+`SessionCore.__init__` creates every field of a session; the phase modules (`seed`, `deal`, `play`,
+`audit`, `blame`, `clocks`, `inbox`) add behaviour as mixins of `SessionCore`, and
+`protocol.table.session.TableSession` puts them together. The stubs below declare, for the type
+checker only, the methods one phase calls in another.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from engine.api import Game, JSONObject
+from engine.games import get_game
+from engine.record import GameRecord, RoundRecord
+from protocol.commitment import Commitment, Opening
+from protocol.deck import CardTable, Entropy, KeyOpening
+from protocol.errors import ProtocolError
+from protocol.identity import Identity
+from protocol.signed import ZERO_DIGEST, ChainTracker, SignedMessage
+from protocol.table._round import _Round
+from protocol.table._state import TRANSITIONS, Stage
+from protocol.table.values import Blamed, Output, Stopped, TableSettings, private_channel
+
+
+class SessionCore:
+    """Every field of one seat's session (see `protocol.table` for what each phase does)."""
+
+    def __init__(
+        self, settings: TableSettings, identity: Identity, now: float, entropy: Entropy = secrets.token_bytes
+    ) -> None:
+        peer_ids = [p.peer_id for p in settings.seats]
+        if identity.peer_id not in peer_ids:
+            raise ProtocolError("P-1.1", "this identity has no seat at the table")
+        if len(set(peer_ids)) != len(peer_ids):
+            raise ProtocolError("P-1.1", "one identity holds two seats")
+        self.settings = settings
+        self.identity = identity
+        self.entropy = entropy  # every secret this seat draws; `secrets` except in reproducible tests
+        self.me = peer_ids.index(identity.peer_id)
+        self.n = len(settings.seats)
+        self.game: Game[Any, Any, Any, Any] = get_game(settings.game)
+        self.options = self.game.options_from_json(settings.options)
+        self.seat_of = {pid: seat for seat, pid in enumerate(peer_ids)}
+        self.tracker = ChainTracker(settings.table, settings.seats, self.seat_of)
+        self.private_in = {
+            seat: ChainTracker(private_channel(settings.table, pid, identity.peer_id), [settings.seats[seat]])
+            for seat, pid in enumerate(peer_ids)
+            if seat != self.me
+        }
+        self.private_out = {  # seat -> (next seq, prev digest)
+            seat: (0, ZERO_DIGEST) for seat in range(self.n) if seat != self.me
+        }
+        self.my_seq = 0
+        self.my_prev = ZERO_DIGEST
+        self.inbox: list[deque[SignedMessage]] = [deque() for _ in range(self.n)]
+        self.private_inbox: list[deque[SignedMessage]] = [deque() for _ in range(self.n)]
+        self.held: dict[tuple[str, int], SignedMessage] = {}  # (author or private channel, seq)
+        self.full_state: Any = self.game.new_game(self.n, self.options)
+        self.state: Any = self.full_state
+        self.round_index = 0
+        self.round: _Round | None = None
+        self.stage: Stage = "seed"
+        self.now = now
+        self.disconnected: dict[int, float] = {}
+        self.blame: Blamed | None = None
+        self.rounds: list[RoundRecord] = []
+        self.seed_commits: dict[int, Commitment] = {}
+        self.seed_reveals: dict[int, bytes] = {}
+        self.my_seed: Opening | None = None
+        self._card_tables: dict[tuple[str, ...], CardTable] = {}
+        self.hidden_openings: dict[int, Opening] = {}  # step -> this seat's opening of a hidden choice
+        self._out: list[Output] = []
+        self.handled = [0] * self.n  # public messages handled so far, per author (= next seq to handle)
+        self.usage: dict[tuple[int, int], list[int]] = {}  # (author, round) -> [messages, bytes] (I6)
+        self.held_bytes: dict[str, int] = {}
+        self.last_input_kept = False  # after `receive`: the input was kept (the runner journals only those)
+        # I4: one clock per owed step, (seat, step key) -> when it became due; only the owner's
+        # progress on that step (which changes the key) ends it.
+        self._due: dict[tuple[int, str], float] = {}
+        # I2: signed timeout claims, (accused, step key) -> claimant -> message; when first seen here.
+        self.claims: dict[tuple[int, str], dict[int, SignedMessage]] = {}
+        self.claim_seen: dict[tuple[int, str], float] = {}
+        self.my_claim: tuple[int, str] | None = None
+        self.pending_blames: dict[int, tuple[SignedMessage, float]] = {}  # blamer -> (blame, since)
+        self.stopped: Stopped | None = None
+        self.network_lost_since: float | None = None
+        self._current: SignedMessage | None = None  # the public message being handled
+        self._waiting_key = ""  # the step key of the last `waiting()`
+
+    def _enter(self, stage: Stage) -> None:
+        """Every change of stage goes through the one table of transitions (`_state.TRANSITIONS`)."""
+        if (self.stage, stage) not in TRANSITIONS:
+            raise AssertionError(f"no transition from {self.stage} to {stage}")
+        self.stage = stage
+
+    if TYPE_CHECKING:
+
+        def _abort_round(self, rule: str, reason: str, step: int | None = None) -> None: ...
+
+        def _accept_private(self, sender: int | None, msg: SignedMessage) -> None: ...
+
+        def _accept_public(self, sender: int | None, msg: SignedMessage) -> None: ...
+
+        def _after_change(self) -> None: ...
+
+        def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None: ...
+
+        def _card_reference(self, card_json: object) -> JSONObject: ...
+
+        def _check_hand_keys(self, rd: _Round, sender: int, recipient: int, body: JSONObject) -> list[KeyOpening]: ...
+
+        def _check_peek(self, rd: _Round, sender: int, recipient: int, body: JSONObject) -> str: ...
+
+        def _judge_pending_blames(self) -> None: ...
+
+        def _on_peek(self, seat: int, msg: SignedMessage) -> bool: ...
+
+        def _on_private_keys(self, seat: int, msg: SignedMessage) -> bool: ...
+
+        def _open(self, position: int, keys: Mapping[int, KeyOpening]) -> str: ...
+
+        def _publish(self, kind: str, body: JSONObject) -> SignedMessage: ...
+
+        def _publish_secrets(self) -> None: ...
+
+        def _pump(self) -> None: ...
+
+        def _pump_safely(self) -> None: ...
+
+        def _send_private(self, to: int, kind: str, body: JSONObject) -> None: ...
+
+        def _start_round(self, dealer: int) -> None: ...
+
+        def _stop(self, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None: ...
+
+        def _touch_clocks(self) -> None: ...
+
+        def _wire_card(self, card_json: object) -> object: ...
+
+        def drain(self) -> list[Output]: ...
+
+        def record(self) -> GameRecord: ...
+
+        def state_hash(self) -> str: ...

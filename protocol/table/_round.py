@@ -1,0 +1,134 @@
+"""Per-round bookkeeping of a table session, and the small readers every phase shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.api import JSONObject
+from protocol.commitment import Commitment, Opening
+from protocol.deck import (
+    DeckContext,
+    KeyCommitments,
+    KeyOpening,
+    LockOutput,
+    LockSecret,
+    SeatSecrets,
+    ShuffleOutput,
+    ShuffleSecret,
+    key_commitments,
+)
+from protocol.encoding import decode
+from protocol.errors import CheatDetected, ProtocolError
+from protocol.signed import SignedMessage
+
+
+@dataclass
+class _Hidden:
+    """One hidden choice: the commitment, and (once known) what it opens to."""
+
+    seat: int
+    step: int
+    kind: str
+    commitment: Commitment
+    message: SignedMessage
+    value: JSONObject | None = None  # {"pos": p} or {"card": code}
+
+
+@dataclass
+class _Round:
+    index: int
+    dealer: int
+    layout_hands: tuple[tuple[int, ...], ...]
+    table_positions: tuple[int, ...]
+    late_positions: tuple[int, ...]
+    ctx: DeckContext
+    my_shuffle: ShuffleSecret
+    my_lock: LockSecret
+    shuffles: list[ShuffleOutput] = field(default_factory=list)
+    locks: list[LockOutput] = field(default_factory=list)
+    my_shuffle_out: ShuffleOutput | None = None  # our own passes, kept as made: no need to check them again
+    my_lock_out: LockOutput | None = None
+    hand_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)  # position -> seat -> key
+    table_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)
+    keys_from: set[int] = field(default_factory=set)
+    opens_from: set[int] = field(default_factory=set)
+    late_from: set[int] = field(default_factory=set)
+    late_sent: bool = False
+    my_cards: dict[int, str] = field(default_factory=dict)  # position -> code
+    table_cards: dict[int, str] = field(default_factory=dict)
+    used: set[int] = field(default_factory=set)  # positions opened by moves
+    dealt: bool = False
+    step: int = 0
+    log: list[JSONObject | _Hidden] = field(default_factory=list)
+    phase_commits: dict[int, _Hidden] = field(default_factory=dict)
+    phase_reveals: dict[int, object] = field(default_factory=dict)  # seat -> the card as moves write it
+    my_choice: tuple[Any, Opening] | None = None
+    hidden: list[_Hidden] = field(default_factory=list)
+    peeks_seen: int = 0
+    peeks_owed: dict[int, int] = field(default_factory=dict)  # trick -> target seat, for me as peeker
+    secrets: dict[int, tuple[SeatSecrets, dict[int, Opening]]] = field(default_factory=dict)
+    secrets_sent: bool = False
+    aborting: bool = False
+    abort_reason: str = ""
+    abort_requests: list[int] = field(default_factory=list)  # authors of `abort` messages (P-5.2)
+    abort_steps: dict[int, tuple[int, SignedMessage]] = field(default_factory=dict)  # author -> (step, abort)
+    abort_sent: bool = False
+    faulty_move: JSONObject | None = None  # a move this seat refused on private knowledge: audited last
+
+    @property
+    def final_points(self) -> tuple[bytes, ...]:
+        return self.locks[-1].points
+
+    def commitments(self) -> list[KeyCommitments]:
+        """Every seat's key base and lock factors, which its dealt keys are checked against (P-4.3)."""
+        return [key_commitments(shuffle, lock) for shuffle, lock in zip(self.shuffles, self.locks, strict=True)]
+
+
+class _Ignored(ProtocolError):
+    """Internal: a well-formed message that has no effect (refused, not blamed)."""
+
+
+def _is_seat(value: object, n: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n
+
+
+class _PrivateFault(Exception):
+    """Internal: a move refused only by this seat's private knowledge (see `_next_state`)."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+        self.message = message
+
+
+class _Aborted(Exception):
+    """Internal: the round is being aborted for an audit; stop the current step."""
+
+
+def _opening(body: object, seat: int) -> Opening:
+    if not isinstance(body, Mapping):
+        raise CheatDetected("P-3.3", "an opening must be an object", seat)
+    try:
+        value = bytes.fromhex(str(body.get("value")))
+        nonce = bytes.fromhex(str(body.get("nonce")))
+        return Opening(value, nonce)
+    except (ValueError, ProtocolError) as exc:
+        raise CheatDetected("P-3.3", f"a malformed opening: {exc}", seat) from exc
+
+
+def _reference(value: bytes, seat: int) -> JSONObject:
+    """What a hidden choice was committed to, checked for shape (I3): {"pos": p} or {"card": c}.
+    The committer chose the bytes, so bytes of any other shape are its fault."""
+    try:
+        reference = decode(value, 1 << 16)
+    except ProtocolError as exc:
+        why = f"seat {seat} committed to bytes that are not a choice: {exc.message}"
+        raise CheatDetected("P-3.3", why, seat) from exc
+    if set(reference) == {"pos"} and _is_seat(reference["pos"], 1 << 16):
+        return reference
+    card = reference.get("card")
+    if set(reference) == {"card"} and isinstance(card, str | int) and not isinstance(card, bool):
+        return reference
+    raise CheatDetected("P-3.3", f"seat {seat} committed to {str(reference)[:80]}, not a position or a card", seat)

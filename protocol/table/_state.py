@@ -1,0 +1,79 @@
+"""The table session's rules in one place: its stages and transitions, and its message kinds.
+
+One seat's session moves through these stages (`TableSession.stage`). Every change of stage goes
+through `SessionCore._enter`, which refuses a transition that is not in `TRANSITIONS`.
+
+| from | to | when | invariant it serves |
+| --- | --- | --- | --- |
+| seed | deal | every seat's seed share is opened: the first dealer is drawn (P-3.2) | |
+| deal | play | this seat's hand and the table cards are opened (P-4.3) | I5 |
+| play | audit | the engine ends the round (or cannot finish it with partial knowledge) | |
+| audit | deal | every seat's secrets reproduce the round: it is confirmed (P-5.2) | I1 |
+| audit | over | ... and it was the last round | |
+| any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
+| any | ended | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
+
+Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`
+message, when a card opens to no card (a pass was altered), when every seat passed (X-2.4), or when
+a move breaks a rule only by this seat's private knowledge. The round then waits for every seat's
+secrets exactly as in audit; the audit's full-knowledge replay names the seat (I1).
+
+Who may send what, and which handler takes it (`KINDS`): a kind that is not listed is refused
+before it is chained, forwarded or kept, and blamed on its signer (I6). Public kinds are handled
+in their author's chain order once the table has reached their point; "meta" kinds (blame,
+timeout, stop) are handled in chain order whatever the round, even by a seat that has claimed a
+timeout (which takes no further game step until its claim is settled).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+Stage = Literal["seed", "deal", "play", "audit", "over", "ended"]
+
+TRANSITIONS: frozenset[tuple[Stage, Stage]] = frozenset(
+    {
+        ("seed", "deal"),
+        ("deal", "play"),
+        ("play", "audit"),
+        ("audit", "deal"),
+        ("audit", "over"),
+        *((stage, "ended") for stage in ("seed", "deal", "play", "audit", "over")),
+    }
+)
+
+# kind -> the session method that handles it (public kinds, then private ones on a per-pair channel).
+KINDS: Mapping[str, str] = {
+    "seed.commit": "_on_seed_commit",  # seed: commitment to 32 random bytes (P-3.2)
+    "seed.reveal": "_on_seed_reveal",  # seed: its opening
+    "shuffle": "_on_shuffle",  # deal: seat by seat (P-4.2)
+    "lock": "_on_lock",  # deal: seat by seat, with lock factors and a proof per position (P-4.2, I5)
+    "open": "_on_open",  # deal/play: table cards' keys; late: true for the S-8.3 late trump
+    "move": "_on_move",  # play: a shown move (P-5.1), hand cards as position + keys
+    "commit": "_on_commit",  # play: a hidden choice (P-4.5)
+    "reveal": "_on_reveal",  # play: its opening, once every seat committed (T-3.1)
+    "secrets": "_on_secrets",  # audit: shuffle and lock secrets, openings of hidden choices (P-5.2)
+    "abort": "_on_abort",  # deal/play: a signed request to stop the round for an audit (P-5.2, I1)
+    "blame": "_on_blame",  # meta: a verdict with its evidence (I1)
+    "timeout": "_on_timeout",  # meta: a signed claim that a seat's step ran out here (P-5.3, I2)
+    "stop": "_on_stop",  # meta: this seat stops with nobody convicted (I2)
+    "p.keys": "_on_private_keys",  # private: the keys of the recipient's hand (P-4.3)
+    "p.peek": "_on_peek",  # private: a peeked prediction opened to the peeker (S-6.4)
+}
+META_KINDS = frozenset({"blame", "timeout", "stop"})
+PRIVATE_KINDS = frozenset(kind for kind in KINDS if kind.startswith("p."))
+PUBLIC_KINDS = frozenset(KINDS) - PRIVATE_KINDS
+
+SEED_TAG = "lanplay/seed"
+CHOICE_TAG = "lanplay/choice"
+PRIVATE_DOMAIN = b"lanplay/private-channel/v1\x00"
+
+# I6: what one seat may make this seat keep.
+MAX_HELD = 4096  # out-of-order messages kept per chain before they are refused
+MAX_HELD_BYTES = 4 << 20  # ... and their bytes
+MAX_ROUND_MESSAGES = 2000  # messages one author may send in one round (public and private)
+MAX_ROUND_BYTES = 8 << 20  # ... and their bytes; an honest seat sends well under 1 MiB a round
+MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
+STEP_KEY = re.compile(r"0|[1-9][0-9]{0,8}")  # a step number in ASCII digits: "²".isdigit() is True (I3)

@@ -1,0 +1,147 @@
+"""Verdicts (I1, I2): this seat's own, and other seats' blames checked against their evidence.
+
+Evidence counts only when signed by the accused and bound to this table: public messages of this
+table's chains (this seat judges them itself on reaching them), private messages on the channel
+from the accused to the blamer for this round (re-checked with the very function the recipient
+used), or an equivocation proof of this table. A blame this seat cannot confirm stops the game
+with nobody convicted; a seat is never blamed for having published a blame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+from engine.api import JSONObject
+from protocol.errors import CheatDetected, ProtocolError
+from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, SignedMessage, verify_equivocation
+from protocol.table._core import SessionCore
+from protocol.table._round import _is_seat
+from protocol.table._state import MAX_TEXT, PRIVATE_KINDS, PUBLIC_KINDS
+from protocol.table.values import Blamed, private_channel
+
+
+class BlameMixin(SessionCore):
+    def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None:
+        if self.stage == "ended":
+            return
+        blame = Blamed(seat, rule, message, evidence)
+        self.blame = blame
+        self._out.append(blame)
+        with contextlib.suppress(ProtocolError):  # the verdict stands even if it cannot be signed
+            self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(evidence)})
+        self._enter("ended")
+
+    def _on_blame(self, seat: int, msg: SignedMessage) -> bool:
+        """Another seat's verdict (I1, I2): adopted when its evidence proves it here too; waited on
+        while this seat has not yet reached the point the evidence is about; otherwise the game
+        stops with nobody convicted. A blame never convicts the seat that published it."""
+        accused = msg.body.get("seat")
+        evidence = msg.body.get("evidence")
+        rule = msg.body.get("rule")
+        if not _is_seat(accused, self.n) or not isinstance(evidence, list) or not isinstance(rule, str):
+            self.pending_blames.pop(seat, None)
+            why = f"seat {seat} stopped the game with a verdict that names no seat here"
+            self._stop("P-5.2", why, (msg.to_json(),))
+            return True
+        assert isinstance(accused, int)
+        items = tuple(item for item in evidence if isinstance(item, dict))
+        verdict = self._evidence_verdict(seat, accused, rule, items)
+        if self.stage == "ended":  # the evidence led this seat to its own verdict
+            return True
+        if verdict is None:
+            self.pending_blames.setdefault(seat, (msg, self.now))
+            return False
+        self.pending_blames.pop(seat, None)
+        message = str(msg.body.get("message"))[:MAX_TEXT]
+        if verdict:
+            self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here)", items)
+        else:
+            why = (
+                f"seat {seat} blames seat {accused} ({rule[:20]}: {message}); this seat's checks do not: "
+                "the table could not agree"
+            )
+            self._stop(rule[:20], why, (msg.to_json(),))
+        return True
+
+    def _judge_pending_blames(self) -> None:
+        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
+        for seat, (msg, since) in list(self.pending_blames.items()):
+            if self.now - since > 2 * limit:
+                del self.pending_blames[seat]
+                why = f"seat {seat} published a blame whose evidence never became checkable here"
+                self._stop("P-5.2", why, (msg.to_json(),))
+                return
+
+    def _evidence_verdict(self, blamer: int, accused: int, rule: str, items: Sequence[JSONObject]) -> bool | None:
+        """True: the evidence proves the blame here; False: it does not; None: not yet decidable.
+        Evidence counts only when signed by the accused AND bound to this table: public messages
+        of this table's chains, or private messages on the accused→blamer channel of this round."""
+        pending = False
+        accused_id = self.settings.seats[accused].peer_id
+        blamer_id = self.settings.seats[blamer].peer_id
+        for item in items:
+            try:
+                if set(item) == {"first", "second"}:
+                    proof = Equivocation.from_json(item)
+                    channels = {self.settings.table} | {
+                        private_channel(self.settings.table, accused_id, p.peer_id) for p in self.settings.seats
+                    }
+                    if proof.first.table in channels:  # the proof must belong to this table (I1)
+                        verify_equivocation(proof, self.settings.seats[accused])
+                        return True
+                    continue
+                signed = SignedMessage.from_json(item)
+                if signed.author != accused_id:
+                    if signed.kind == "timeout" and signed.table == self.settings.table:
+                        self._accept_public(None, signed)  # another claimant's claim: judged by `_judge_claims`
+                        pending = True
+                    continue
+                if signed.kind.startswith("p."):
+                    if signed.table != private_channel(self.settings.table, accused_id, blamer_id):
+                        continue
+                    if signed.body.get("to") != blamer:
+                        continue
+                    signed.verify(self.settings.seats[accused])
+                    if signed.kind not in PRIVATE_KINDS:
+                        return True
+                    found = self._private_fault(accused, blamer, signed)
+                    if found is None:
+                        pending = True
+                    elif found:
+                        return True
+                    continue
+                if signed.table != self.settings.table:
+                    continue
+                signed.verify(self.settings.seats[accused])
+                if signed.kind not in PUBLIC_KINDS:
+                    return True
+                # A public message: this seat judges it itself on reaching it in the accused's chain.
+                with contextlib.suppress(OutOfOrder):
+                    self._accept_public(None, signed)
+                if self.handled[accused] <= signed.seq:
+                    pending = True
+            except EquivocationDetected:
+                raise
+            except ProtocolError:
+                continue
+        return None if pending else False
+
+    def _private_fault(self, accused: int, recipient: int, signed: SignedMessage) -> bool | None:
+        """Re-run the recipient's check of a private message of the accused (I1)."""
+        rd = self.round
+        if rd is None or len(rd.locks) < self.n or signed.round > rd.index:
+            return None
+        if signed.round < rd.index:
+            return False
+        try:
+            if signed.kind == "p.keys":
+                self._check_hand_keys(rd, accused, recipient, signed.body)
+            else:
+                trick = signed.body.get("trick")
+                if isinstance(trick, int) and trick >= self.game.tricks_ended(self.state) and self.stage == "play":
+                    return None
+                self._check_peek(rd, accused, recipient, signed.body)
+        except CheatDetected as exc:
+            return exc.seat == accused
+        return False

@@ -1,0 +1,219 @@
+"""Time limits, timeout claims and stops (P-5.3, I2, I4).
+
+Each owed step has its own clock, keyed by the seat that owes it and the step (named from public
+state only), started when the step became due; only the owner's progress on that step, which
+changes the key, ends it. A seat whose link is down is waited for up to the reconnect limit; a
+seat that comes back, or this seat resuming from its journal (`resumed`), gets a fresh limit.
+With every link down this seat says it lost the network and blames nobody.
+
+A clock that runs out is private knowledge, so it never convicts by itself: this seat publishes a
+signed `timeout` claim and takes no further step. The owing seat is convicted only when every
+other seat has claimed it for the same step; claims that do not all come within twice the limit
+stop the game with nobody convicted, the claims shown (I2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+from engine.api import JSONObject
+from protocol.errors import ProtocolError
+from protocol.signed import SignedMessage
+from protocol.table._core import SessionCore
+from protocol.table._round import _is_seat
+from protocol.table._state import MAX_TEXT
+from protocol.table.values import NetworkLost, Output, Refused, Stopped, Waiting
+
+
+class ClockMixin(SessionCore):
+    def tick(self, now: float) -> list[Output]:
+        """Time passes. A step withheld past its limit is claimed, signed, against the seat that owes
+        it (P-5.3); that seat is convicted only when every other seat has claimed it (I2). Never raises."""
+        self.now = now
+        try:
+            self._tick()
+        except Exception as exc:  # I3
+            self._out.append(Refused(None, "P-1.3", f"time could not be handled (internal error): {exc!r}"))
+        self._touch_clocks()
+        return self.drain()
+
+    def _tick(self) -> None:
+        if self.stage in ("ended", "over"):
+            return
+        others = [s for s in range(self.n) if s != self.me]
+        if others and all(s in self.disconnected for s in others):
+            if self.network_lost_since is None:  # I4: this laptop lost the network; nobody is blamed
+                self.network_lost_since = self.now
+                self._out.append(NetworkLost(self.now))
+            return
+        self.network_lost_since = None
+        self._judge_claims()
+        self._judge_pending_blames()
+        if self.stage == "ended" or self.my_claim is not None:
+            return
+        self._touch_clocks()
+        waiting = self.waiting()
+        if waiting is None:
+            return
+        key = self._step_key(waiting.what)
+        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
+        for seat in waiting.seats:
+            if seat == self.me or seat in self.pending_blames or any(seat in by for by in self.claims.values()):
+                continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
+            gone = self.disconnected.get(seat)
+            if gone is not None:  # time away counts only against the reconnect limit (I4)
+                if self.now - gone > self.settings.reconnect_timeout:
+                    self._claim(seat, key, waiting.what)  # the same claim as on the step limit: replays alike
+                    return
+                continue
+            due = self._due.get((seat, key), self.now)
+            if limit is not None and self.now - due > limit:
+                self._claim(seat, key, waiting.what)
+                return
+
+    def set_connected(self, seat: int, connected: bool, now: float) -> None:
+        """The runner reports a seat's link going down or coming back. A seat that comes back gets a
+        fresh limit for whatever step it owes (I4)."""
+        if connected:
+            self.disconnected.pop(seat, None)
+            for key in self._due:
+                if key[0] == seat:
+                    self._due[key] = now
+        else:
+            self.disconnected.setdefault(seat, now)
+
+    def resumed(self, now: float) -> list[Output]:
+        """The runner replayed this seat's journal and is live again: time spent down is nobody's
+        fault, so every clock restarts now (I4) and every link counts as up until the runner says
+        otherwise. Call it once after the replay, before the first live `tick`."""
+        self.now = now
+        for key in self._due:
+            self._due[key] = now
+        for claim in self.claim_seen:
+            self.claim_seen[claim] = now
+        self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
+        self.disconnected.clear()
+        self.network_lost_since = None
+        return self.drain()
+
+    def waiting(self) -> Waiting | None:
+        rd = self.round
+        pending: list[int]
+        if self.stage == "seed":
+            if len(self.seed_commits) < self.n:
+                pending = [s for s in range(self.n) if s not in self.seed_commits]
+            else:
+                pending = [s for s in range(self.n) if s not in self.seed_reveals]
+            return self._waiting(pending, "open the seed for the first dealer", True)
+        if rd is None or self.stage in ("over", "ended"):
+            return None
+        if rd.aborting or self.stage == "audit":
+            pending = [s for s in range(self.n) if s not in rd.secrets]
+            return self._waiting(pending, "publish the round's secrets for the audit", True)
+        if self.stage == "deal":
+            if len(rd.shuffles) < self.n:
+                return self._waiting((len(rd.shuffles),), "shuffle the deck", True)
+            if len(rd.locks) < self.n:
+                return self._waiting((len(rd.locks),), "lock the deck", True)
+            pending = [s for s in range(self.n) if s != self.me and (s not in rd.keys_from or s not in rd.opens_from)]
+            return self._waiting(pending, "send the keys of the deal", True)
+        expected = self.game.expected(self.state)
+        if expected.phase == "reveal":
+            pending = [s for s in range(self.n) if s not in rd.late_from]
+            return self._waiting(pending, "turn the table card", True)
+        if rd.peeks_owed:
+            trick = min(rd.peeks_owed)
+            return self._waiting((rd.peeks_owed[trick],), "show the peeked prediction card", True)
+        hidden = self.game.hidden_choice(expected.kind)
+        if expected.phase == "move" and hidden is not None:
+            if len(rd.phase_commits) < len(expected.seats):
+                pending = [s for s in expected.seats if s not in rd.phase_commits]
+                return self._waiting(pending, f"choose ({expected.kind})", False)
+            pending = [s for s in expected.seats if s not in rd.phase_reveals]
+            return self._waiting(pending, "reveal the chosen card", True)
+        if expected.phase == "move":
+            return self._waiting(expected.seats, expected.kind, False)
+        return None
+
+    def _waiting(self, seats: Sequence[int], what: str, automatic: bool) -> Waiting:
+        key = self._waiting_key = self._step_key(what)
+        since = min((self._due.get((s, key), self.now) for s in seats), default=self.now)
+        return Waiting(tuple(seats), what, automatic, since)
+
+    def _step_key(self, what: str) -> str:
+        """The owed step, named from public state only, so every honest seat names it alike."""
+        rd = self.round
+        if rd is None:
+            return f"{self.round_index}/{self.stage}/{len(self.seed_commits)}/{what}"
+        return f"{rd.index}/{self.stage}/{rd.step}/{len(rd.shuffles)}/{len(rd.locks)}/{what}"
+
+    def _touch_clocks(self) -> None:
+        """Start a clock for each step that became due; drop the clocks of steps no longer owed."""
+        waiting = self.waiting() if self.stage not in ("ended", "over") else None
+        if waiting is None:
+            self._due.clear()
+            return
+        key = self._waiting_key  # computed by `waiting()` just now
+        live = {(seat, key) for seat in waiting.seats}
+        for owed in live:
+            self._due.setdefault(owed, self.now)
+        if len(self._due) != len(live):
+            for owed in [k for k in self._due if k not in live]:
+                del self._due[owed]
+
+    def _claim(self, seat: int, key: str, what: str) -> None:
+        """This seat's clock for `seat`'s step ran out: say so, signed, and wait for the others'."""
+        self.my_claim = (seat, key)
+        self._publish("timeout", {"seat": seat, "step": key, "what": what[:MAX_TEXT]})
+        self._pump_safely()
+
+    def _on_timeout(self, seat: int, msg: SignedMessage) -> bool:
+        accused = msg.body.get("seat")
+        key = msg.body.get("step")
+        if not _is_seat(accused, self.n) or accused == seat or not isinstance(key, str) or len(key) > MAX_TEXT:
+            raise ProtocolError("P-5.3", f"seat {seat} sent a timeout claim of the wrong shape: ignored")
+        claim = (int(accused), key)  # type: ignore[call-overload]
+        self.claims.setdefault(claim, {})[seat] = msg
+        self.claim_seen.setdefault(claim, self.now)
+        self._judge_claims()
+        return True
+
+    def _judge_claims(self) -> None:
+        """I2: convict when every other seat claimed the same step of the same seat; otherwise stop
+        with nobody convicted once the claims have had time to come in."""
+        if self.stage == "ended":
+            return
+        for (accused, _), by in self.claims.items():
+            if all(s in by for s in range(self.n) if s != accused):
+                what = str(by[min(by)].body.get("what"))[:MAX_TEXT]
+                why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
+                self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
+                return
+        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
+        for claim, since in self.claim_seen.items():
+            if self.now - since > 2 * limit and claim in self.claims:
+                accused, _ = claim
+                by = self.claims[claim]
+                who = ", ".join(str(s) for s in sorted(by))
+                why = (
+                    f"seat(s) {who} say seat {accused} withheld a step; the other seats do not: "
+                    "the table could not agree"
+                )
+                self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
+                return
+
+    def _stop(self, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
+        """I2: the game stops with nobody convicted; every seat is told, with the claims shown."""
+        if self.stage == "ended":
+            return
+        self.stopped = Stopped(rule, message, evidence)
+        self._out.append(self.stopped)
+        with contextlib.suppress(ProtocolError):
+            self._publish("stop", {"rule": rule, "message": message, "evidence": list(evidence)})
+        self._enter("ended")
+
+    def _on_stop(self, seat: int, msg: SignedMessage) -> bool:
+        message = str(msg.body.get("message"))[:MAX_TEXT]
+        self._stop("P-5.3", f"seat {seat} stopped the game: {message}", (msg.to_json(),))
+        return True

@@ -1,0 +1,234 @@
+"""Taking messages in and sending them out (P-1.3, I3, I6).
+
+Every public message is signed, sequenced and hash-linked and goes through a `ChainTracker`;
+accepted messages wait in their author's inbox and are handled strictly in the author's order
+once the table has reached the point they belong to. Before anything is chained, forwarded or
+kept, the kind must be one of `KINDS` and the author within its per-round caps (count, bytes);
+out-of-order messages are held within caps by count and bytes. A signed message in its author's
+chain that cannot be read is its author's fault; nothing a peer sends escapes as an exception.
+A peer forwards each public message it got straight from its author to every seat (gossip).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from engine.api import JSONObject, RuleError
+from protocol.errors import CheatDetected, ProtocolError
+from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
+from protocol.table._core import SessionCore
+from protocol.table._round import _Aborted, _Ignored
+from protocol.table._state import (
+    KINDS,
+    MAX_HELD,
+    MAX_HELD_BYTES,
+    MAX_ROUND_BYTES,
+    MAX_ROUND_MESSAGES,
+    META_KINDS,
+    PRIVATE_KINDS,
+    PUBLIC_KINDS,
+)
+from protocol.table.values import Output, Refused, Send, private_channel
+
+
+class InboxMixin(SessionCore):
+    def _publish(self, kind: str, body: JSONObject) -> SignedMessage:
+        msg = sign_message(self.identity, self.settings.table, self.round_index, self.my_seq, self.my_prev, kind, body)
+        self.my_seq += 1
+        self.my_prev = msg.digest()
+        self.tracker.accept(msg)
+        self.inbox[self.me].append(msg)
+        self._out.append(Send(None, msg.to_wire()))
+        return msg
+
+    def _send_private(self, to: int, kind: str, body: JSONObject) -> None:
+        seq, prev = self.private_out[to]
+        channel = private_channel(self.settings.table, self.identity.peer_id, self.settings.seats[to].peer_id)
+        msg = sign_message(self.identity, channel, self.round_index, seq, prev, kind, {**body, "to": to})
+        self.private_out[to] = (seq + 1, msg.digest())
+        self._out.append(Send(to, msg.to_wire()))
+
+    def drain(self) -> list[Output]:
+        """Take the outputs queued so far (every public method returns them; tests acting as a seat
+        call this after driving the session by hand)."""
+        out, self._out = self._out, []
+        return out
+
+    def _check_kind(self, author: int, msg: SignedMessage, table: str, kinds: frozenset[str]) -> None:
+        """I6: a kind this protocol does not have is refused before it is chained, forwarded or kept.
+        Signed by a seat for this table, it is that seat's fault, and provable to every seat."""
+        if msg.kind in kinds:
+            return
+        if msg.table != table:
+            raise ProtocolError("P-1.3", "a message for another table or channel")
+        msg.verify(self.settings.seats[author])
+        why = f"seat {author} signed a message of a kind this protocol has not: {msg.kind!r}"
+        raise CheatDetected("P-1.3", why, author)
+
+    def _count(self, author: int, msg: SignedMessage) -> None:
+        """I6: per-author caps by count and bytes per round, before anything is kept."""
+        usage = self.usage.setdefault((author, msg.round), [0, 0])
+        size = len(msg.signed_bytes())
+        if usage[0] >= MAX_ROUND_MESSAGES or usage[1] + size > MAX_ROUND_BYTES:
+            raise ProtocolError("P-1.3", f"seat {author} sent more than a round's share of messages: refused")
+        usage[0] += 1
+        usage[1] += size
+
+    def _accept_public(self, sender: int | None, msg: SignedMessage) -> None:
+        author = self.seat_of.get(msg.author)
+        if author is None:
+            raise ProtocolError("P-1.3", "a message from a key that has no seat at this table")
+        if author == self.me:
+            self.tracker.accept(msg)  # our own message coming back: a duplicate, or a forgery refused
+            return
+        self._check_kind(author, msg, self.settings.table, PUBLIC_KINDS)
+        try:
+            verdict = self.tracker.accept(msg)
+        except OutOfOrder:
+            self._hold(author, msg, msg.author)
+            return
+        if verdict is Verdict.DUPLICATE:
+            return
+        self._count(author, msg)
+        self.last_input_kept = True
+        self._queue(author, msg, forward=sender == author)
+        while (msg.author, self.tracker.next_seq(msg.author)) in self.held:
+            later = self._unhold(msg.author, self.tracker.next_seq(msg.author))
+            self.tracker.accept(later)
+            self._queue(author, later, forward=True)
+
+    def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
+        self.inbox[author].append(msg)
+        if forward:  # gossip: what one seat was told, every seat is told (catches equivocation)
+            self._out.append(Send(None, msg.to_wire(), forward=True))
+
+    def _accept_private(self, sender: int | None, msg: SignedMessage) -> None:
+        author = self.seat_of.get(msg.author)
+        if author is None or author == self.me:
+            raise ProtocolError("P-1.3", "a private message from a key that has no seat at this table")
+        if msg.body.get("to") != self.me:
+            raise ProtocolError("P-1.3", "a private message addressed to another seat")
+        tracker = self.private_in[author]
+        self._check_kind(author, msg, tracker.table, PRIVATE_KINDS)
+        try:
+            if tracker.accept(msg) is Verdict.DUPLICATE:
+                return
+        except OutOfOrder:
+            self._hold(author, msg, msg.table)
+            return
+        self._count(author, msg)
+        self.last_input_kept = True
+        self.private_inbox[author].append(msg)
+        while (msg.table, tracker.next_seq(msg.author)) in self.held:
+            later = self._unhold(msg.table, tracker.next_seq(msg.author))
+            tracker.accept(later)
+            self.private_inbox[author].append(later)
+
+    def _hold(self, author: int, msg: SignedMessage, chain: str) -> None:
+        """Keep a message that came before its author's earlier ones (a reordering transport),
+        within caps by count and bytes per chain (I6). Its signature is checked first."""
+        if (chain, msg.seq) in self.held:
+            return
+        msg.verify(self.settings.seats[author])
+        self._count(author, msg)
+        size = len(msg.signed_bytes())
+        held = sum(1 for key in self.held if key[0] == chain)
+        if held >= MAX_HELD or self.held_bytes.get(chain, 0) + size > MAX_HELD_BYTES:
+            raise ProtocolError("P-1.3", f"too many out-of-order messages from seat {author}")
+        self.held[(chain, msg.seq)] = msg
+        self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
+        self.last_input_kept = True
+
+    def _unhold(self, chain: str, seq: int) -> SignedMessage:
+        msg = self.held.pop((chain, seq))
+        self.held_bytes[chain] -= len(msg.signed_bytes())
+        return msg
+
+    def _handle_private(self, seat: int, msg: SignedMessage) -> bool:
+        if msg.round > self.round_index:
+            return False
+        if msg.round < self.round_index:
+            raise _Ignored("P-1.3", f"a private {msg.kind!r} of past round {msg.round}: ignored")
+        if msg.kind == "p.keys":
+            return self._on_private_keys(seat, msg)
+        if msg.kind == "p.peek":
+            return self._on_peek(seat, msg)
+        raise ProtocolError("P-1.3", f"unknown private message kind {msg.kind!r} from seat {seat}: ignored")
+
+    def _pump_safely(self) -> None:
+        try:
+            self._pump()
+        except EquivocationDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
+        except CheatDetected as exc:
+            self._blame(exc.seat, exc.rule, exc.message)
+
+    def _pump(self) -> None:
+        """Handle queued messages, each author's in order, until none can go further now."""
+        progress = True
+        while progress and self.stage not in ("ended", "over"):
+            progress = False
+            for seat, queue, handle in (
+                *((s, self.inbox[s], self._handle) for s in range(self.n)),
+                *((s, self.private_inbox[s], self._handle_private) for s in range(self.n)),
+            ):
+                public = handle == self._handle
+                while queue and self.stage not in ("ended", "over"):
+                    msg = queue[0]
+                    try:
+                        done = handle(seat, msg)
+                    except CheatDetected as exc:
+                        self._consumed(queue, public, seat)
+                        if isinstance(exc, EquivocationDetected):
+                            raise
+                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+                        return
+                    except RuleError as exc:
+                        self._consumed(queue, public, seat)
+                        self._blame(seat, exc.rule, exc.message, (msg.to_json(),))
+                        return
+                    except _Aborted:
+                        self._consumed(queue, public, seat)  # the round stops for the audit (P-5.2)
+                        progress = True
+                        break
+                    except ProtocolError as exc:
+                        self._consumed(queue, public, seat)
+                        if public and not isinstance(exc, _Ignored):
+                            # I3: a signed message in its author's chain that cannot be read is
+                            # its author's fault, and every seat sees the same message.
+                            why = f"seat {seat}'s {msg.kind!r} message is malformed: {exc.message}"
+                            self._blame(seat, exc.rule, why, (msg.to_json(),))
+                            return
+                        self._out.append(Refused(seat, exc.rule, exc.message))
+                        continue
+                    if not done:
+                        break
+                    self._consumed(queue, public, seat)
+                    progress = True
+
+    def _consumed(self, queue: deque[SignedMessage], public: bool, seat: int) -> None:
+        queue.popleft()
+        if public:
+            self.handled[seat] += 1
+
+    def _handle(self, seat: int, msg: SignedMessage) -> bool:
+        """Apply one message of `seat`; False when the table has not reached its point yet."""
+        if msg.kind in META_KINDS:  # verdicts and claims, whatever the round (I2)
+            meta: Callable[[int, SignedMessage], bool] = getattr(self, KINDS[msg.kind])
+            return meta(seat, msg)
+        if self.my_claim is not None:
+            return False  # this seat has claimed a timeout: it takes no further step until that is settled
+        self._current = msg
+        if msg.round > self.round_index:
+            return False
+        if msg.round < self.round_index:
+            if msg.kind == "abort":
+                raise _Ignored("P-5.2", f"seat {seat}'s stop for an audit came after the round's audit: ignored")
+            stale = f"a {msg.kind!r} message of round {msg.round} in round {self.round_index}"
+            raise CheatDetected("P-1.3", stale, seat)
+        name = KINDS.get(msg.kind)
+        if name is None:  # refused on receipt already (`_check_kind`); kept for safety
+            raise ProtocolError("P-1.3", f"unknown message kind {msg.kind!r} from seat {seat}: ignored")
+        handler: Callable[[int, SignedMessage], bool] = getattr(self, name)
+        return handler(seat, msg)

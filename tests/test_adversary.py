@@ -1,0 +1,235 @@
+"""Issue 9's property: seeded tables of every game with one or two malicious seats (the attacker's
+kit of `protocol.testing`), checked at every honest seat for I1 (no honest seat blamed), I2 (honest
+seats agree), I3 (no exception escaped), I4 (the table ended within the time bound) and I6 (memory
+kept per author bounded).
+
+Each case is one strategy at one game (the games taken in turn, so that every strategy runs once
+in CI; `LANPLAY_ADVERSARY_FULL=1` runs every strategy at every game it applies to), seeded from
+its name so a failure repeats exactly; the failure message ends with the one command that replays
+it (`scripts/soak_adversary.py --one`). `scripts/soak_adversary.py` runs thousands more.
+Cases the code on main fails are marked `xfail(strict=True)` with the issue 9 finding they
+reproduce: when a fix lands the case passes, strict xfail fails, and the mark is to be removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+from protocol.testing import (
+    COLLUSIONS,
+    GAME_SETUPS,
+    STRATEGIES,
+    Harness,
+    Outage,
+    TableResult,
+    Withhold,
+    kept_messages,
+    make_strategy,
+    run_adversarial,
+)
+
+# Which message kinds each game's tables carry (6th Sense predictions open at the audit, so it has
+# no "reveal"; Sixes has no hidden choice at all). A strategy aimed at a kind a game never sends
+# would prove nothing there.
+GAME_KINDS = {
+    "sixth-sense": {"seed.commit", "seed.reveal", "shuffle", "lock", "open", "p.keys", "move", "commit", "secrets"},
+    "take6": {"seed.commit", "seed.reveal", "shuffle", "lock", "open", "p.keys", "move", "commit", "reveal", "secrets"},
+    "sixes": {"seed.commit", "seed.reveal", "shuffle", "lock", "open", "p.keys", "move", "secrets"},
+}
+# Strategies tied to a game's moves: where they can fire at all.
+ONLY_IN = {
+    "garbage:card-zz": {"take6"},  # a 6 nimmt! card choice committed as {"card": "zz"}
+    "garbage:not-object": {"sixth-sense", "take6"},  # a committed hidden choice
+    "garbage:bare-card": {"sixth-sense", "sixes"},  # a hand card played in the open
+    "garbage:huge-list": {"sixth-sense", "sixes"},
+    "garbage:unknown-kind": {"sixth-sense", "sixes"},
+    "garbage:blame-no-evidence": {"sixth-sense", "sixes"},
+    "garbage:blame-bad-evidence": {"sixth-sense", "sixes"},
+    "replay-other-table-blame:p.keys": {"sixth-sense", "sixes", "take6"},
+    "replay-other-table-blame:p.peek": {"sixth-sense"},
+    "replay-position:move": {"sixth-sense", "sixes"},
+    "abort-to-one": {"sixth-sense", "sixes"},
+    "equivocate:move+no-gossip": {"sixth-sense", "sixes"},
+    "collude-frame": {"sixth-sense", "sixes"},
+    "collude-delay-split:move": {"sixth-sense", "sixes"},
+    "collude-equivocate+no-gossip": {"sixth-sense", "sixes"},
+}
+
+# What the code on main fails, and why. Calibrated on main at b1772b9 (trust-session merged), for
+# the CI rotation (in the full matrix other games may differ). Issue 9's findings by number;
+# letters are new findings of this harness (see the attack report):
+#   D: the seat owing Sixes' opening move (the engine expects one of several seats) is not named;
+#   H: two shuffle passes each valid on its own, one per half of the table: the audit (before the
+#      50 ms gossip shows the fork) names the honest seat after the equivocator (P-4.2);
+#   G: an honest seat whose hand keys from one seat arrive past the step limit is offered its move
+#      while it cannot make it: decide() sends move after move, and another seat blames it (P-5.1).
+# Fixed by trust-session (their marks removed): findings 1, 5, 8 (collusion), 9, 10 (unknown kinds)
+# and C (`_Aborted` escaping `receive`).
+KNOWN: dict[str, str] = {
+    "withhold:move@sixes": "new finding D (the Sixes opening move's owner is not named)",
+    "delay-over-one:p.keys@sixes": "new finding G (late hand keys: the move is offered and sent repeatedly)",
+    "lock-alias-frame@take6": "issue 9 finding 2 (deck-proofs)",
+    "garbage:gap-flood@take6": "issue 9 finding 10 (held out-of-order messages not capped by bytes)",
+    "equivocate-valid:shuffle@sixth-sense": "new finding H (an equivocated valid shuffle frames the next seat)",
+    "abort-to-one@sixes": "issue 9 finding 4 (the aborting seat is not named: the table stops)",
+}
+
+
+def _kind_of(name: str) -> str | None:
+    if ":" not in name:
+        return None
+    kind = name.split(":", 1)[1].split("+")[0].split(".", 1)
+    head = kind[0]
+    if head in ("seed", "p") and len(kind) > 1:
+        return head + "." + kind[1].split(".")[0]
+    return head
+
+
+def _applies(name: str, game: str) -> bool:
+    if name in ONLY_IN:
+        return game in ONLY_IN[name]
+    kind = _kind_of(name)
+    every = set().union(*GAME_KINDS.values())
+    return kind not in every or kind in GAME_KINDS[game]
+
+
+def _seed(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("/".join(map(str, parts)).encode()).digest()[:4], "big") % 100_000
+
+
+def _options(game: str, seed: int) -> dict[str, object]:
+    setups = {g: options for g, _, _, options in GAME_SETUPS}
+    return dict(setups[game][seed % len(setups[game])])
+
+
+def _case_marks(name: str, game: str) -> list[pytest.MarkDecorator]:
+    reason = KNOWN.get(f"{name}@{game}")
+    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+
+
+FULL = os.environ.get("LANPLAY_ADVERSARY_FULL") == "1"
+GAMES = ("sixth-sense", "take6", "sixes")
+
+
+def _games(index: int, name: str) -> list[str]:
+    games = [g for g in GAMES if _applies(name, g)]
+    return games if FULL else [games[index % len(games)]]
+
+
+SINGLE = [
+    pytest.param(name, game, id=f"{name}@{game}", marks=_case_marks(name, game))
+    for index, name in enumerate(STRATEGIES)
+    for game in _games(index, name)
+]
+PAIRS = [
+    pytest.param(name, game, id=f"{name}@{game}", marks=_case_marks(name, game))
+    for index, name in enumerate(COLLUSIONS)
+    for game in _games(index, name)
+]
+
+
+def _report(result: TableResult) -> str:
+    lines = [f"{v.invariant} at seat {v.seat}: {v.detail}" for v in result.violations]
+    lines += [f"verdicts: {result.verdicts}", f"stopped: {result.stopped} at t={result.sim_time:.1f}"]
+    lines.append(f"replay: {result.repro()}")
+    return "\n".join(lines)
+
+
+def _assert_holds(result: TableResult, caught: bool) -> None:
+    assert result.applied > 0, f"the attack never fired: {_report(result)}"
+    assert not result.violations, _report(result)
+    if caught:
+        assert result.caught, f"a cheat every honest seat must name went unnamed: {_report(result)}"
+
+
+@pytest.mark.parametrize(("name", "game"), SINGLE)
+def test_one_malicious_seat(name: str, game: str) -> None:
+    seed = _seed(name, game)
+    players = 3
+    seat = 0 if name.startswith("lock-alias") else 1 + seed % (players - 1)
+    strategy = make_strategy(name)
+    result = run_adversarial(game, players, _options(game, seed), seed, {seat: strategy})
+    _assert_holds(result, strategy.caught)
+
+
+@pytest.mark.parametrize(("name", "game"), PAIRS)
+def test_two_colluding_seats(name: str, game: str) -> None:
+    seed = _seed("pair", name, game)
+    first = make_strategy(name)
+    result = run_adversarial(game, 4, _options(game, seed), seed, {1: first, 3: make_strategy(name)})
+    _assert_holds(result, first.caught)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("name", ["withhold:shuffle", "mutate:lock", "equivocate:open", "withhold:secrets"])
+def test_other_table_sizes(name: str, players: int) -> None:
+    seed = _seed("size", name, players)
+    strategy = make_strategy(name)
+    result = run_adversarial("sixth-sense", players, {}, seed, {players - 1: strategy})
+    _assert_holds(result, strategy.caught)
+
+
+# Finding 9: an honest seat away for longer than the step limit (20 s) but well under the
+# reconnect limit (120 s), with its own automatic step due, comes back and nobody is blamed.
+OUTAGES = [
+    pytest.param(
+        game, after, seconds, id=f"{game}-away-after-{after}-{seconds:.0f}s", marks=_case_marks("outage", game)
+    )
+    for game in GAMES
+    for after, seconds in (("shuffle", 25.0), ("open", 45.0))
+]
+
+
+@pytest.mark.parametrize(("game", "after", "seconds"), OUTAGES)
+def test_an_honest_seat_that_comes_back_is_not_blamed(game: str, after: str, seconds: float) -> None:
+    seed = _seed("outage", game, after)
+    result = run_adversarial(game, 3, _options(game, seed), seed, {}, outages=[Outage(1, seconds, after=after)])
+    assert not result.violations, _report(result)
+
+
+# --- the harness itself -------------------------------------------------------------------------
+
+
+def test_an_honest_strategy_changes_nothing() -> None:
+    """With the honest base strategy at a seat, the table plays as without it."""
+    result = run_adversarial("sixes", 3, {"chips": 1}, 5, {1: make_strategy("no-gossip")})
+    plain = Harness("sixes", 3, {"chips": 1}, seed=5)
+    plain.run()
+    assert not result.violations
+    assert plain.game_over(0) is not None
+
+
+def test_a_dropped_message_keeps_the_chain_valid() -> None:
+    """Withholding the shuffle re-signs what follows with a valid chain, so the honest seats blame
+    the withholding (P-5.3), not a broken chain (P-1.3)."""
+    result = run_adversarial("sixth-sense", 3, {}, 11, {1: Withhold("shuffle")})
+    assert result.caught
+    assert all("P-5.3" in v for v in result.verdicts), result.verdicts
+
+
+def test_equivocation_is_signed_correctly_per_recipient() -> None:
+    """Two versions of one message, each on a valid chain: only gossip shows the fork (P-1.3)."""
+    result = run_adversarial("take6", 3, {}, 12, {2: make_strategy("equivocate:shuffle")})
+    assert result.caught, result.verdicts
+    assert any("P-1.3" in v for v in result.verdicts), result.verdicts
+
+
+def test_kept_messages_counts_what_a_session_holds() -> None:
+    h = Harness("sixes", 3, {"chips": 1}, seed=2)
+    h.run(until=lambda x: all(s.stage == "play" for s in x.sessions))
+    kept = kept_messages(h.sessions[0])
+    for seat in range(3):
+        count, size = kept[h.settings.seats[seat].peer_id]
+        assert count >= 3 and size > 1000  # seed commit and reveal, shuffle, lock, open at least
+
+
+def test_the_invariant_checker_sees_a_framed_seat() -> None:
+    """The checker must be able to fail: a replayed blame that convicts an honest seat shows as I1
+    (on main; once finding 1 is fixed nobody is convicted and the check holds)."""
+    result = run_adversarial("sixes", 3, {"chips": 1}, 3, {1: make_strategy("replay-other-table-blame:p.keys")})
+    framed = [v for v in result.violations if v.invariant == "I1"]
+    convicted = [v for v in result.verdicts if "blamed 2" in v]
+    assert bool(framed) == bool(convicted)

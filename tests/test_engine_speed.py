@@ -1,0 +1,258 @@
+"""What the engine's speed work must not change, and the search support it adds.
+
+* Cached derivations (`expected` is computed once per state and kept on it) give the same answers
+  as a cold state, and a move object from `legal_moves` (interned) and an equal one parsed from the
+  wire give the same next state: the fast path and the checked path agree.
+* `fast_constructor` builds values equal to the dataclass's own constructor.
+* `engine.playout.shuffle` is `random.Random.shuffle`, result and generator state alike (seeded
+  deals, records and tests depend on it).
+* `determinize(view, seat, ...)` of each game rebuilds the full state from a seat's view and the
+  true hidden cards, and gives a playable state from any consistent sampled assignment.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from engine import sixes, sixth_sense, take6
+from engine.api import FormatError
+from engine.fastvalue import fast_constructor
+from engine.games import get_game
+from engine.playout import shuffle, shuffled_deal
+
+AnyState = Any
+
+COMBOS: list[tuple[str, int, dict[str, object]]] = [
+    *(
+        ("sixth-sense", n, {"beginner": b, "late_trump": lt, "target": t})
+        for n in (2, 3, 4, 6)
+        for b in (False, True)
+        for lt in (False, True)
+        for t in (None, 25)
+    ),
+    *(
+        ("take6", n, {"tactic": a, "logic": lo, "profi": p})
+        for n in (2, 4, 7)
+        for a in (False, True)
+        for lo in (False, True)
+        for p in (False, True)
+    ),
+    *(("sixes", n, {"chips": c}) for n in (3, 5, 8) for c in (1, 10)),
+]
+IDS = [f"{g}-{n}p-{'-'.join(k for k, v in o.items() if v) or 'plain'}" for g, n, o in COMBOS]
+
+
+def cold(state: AnyState) -> AnyState:
+    """An equal state without any cached derivation (a new object built by the dataclass)."""
+    return replace(state)
+
+
+def random_states(game_id: str, players: int, opts: dict[str, object], seed: int, rounds: int = 2) -> Iterator[Any]:
+    """Every state of a few random full-knowledge rounds where some move is owed."""
+    game = get_game(game_id)
+    rng = random.Random(seed)
+    state = game.new_game(players, game.options_from_json(opts))
+    for _ in range(rounds):
+        if game.expected(state).phase != "deal":
+            return
+        state = game.start_round(state, shuffled_deal(game, state, rng))
+        while (expected := game.expected(state)).phase == "move":
+            yield state
+            moves = [rng.choice(game.legal_moves(state, seat)) for seat in expected.seats]
+            for move in moves:
+                state = game.apply(state, move)
+
+
+@pytest.mark.parametrize(("game_id", "players", "opts"), COMBOS, ids=IDS)
+def test_cached_and_checked_paths_agree(game_id: str, players: int, opts: dict[str, object]) -> None:
+    """Over random games of every option combination: warm states (expected cached) and cold
+    copies agree on expected and legal moves, and applying the interned legal move object or an
+    equal move from the wire gives equal states with the same public state."""
+    game = get_game(game_id)
+    for state in random_states(game_id, players, opts, seed=players * 7 + len(opts)):
+        fresh = cold(state)
+        assert fresh == state
+        assert game.expected(fresh) == game.expected(state)
+        for seat in game.expected(state).seats:
+            legal = game.legal_moves(state, seat)
+            assert game.legal_moves(fresh, seat) == legal
+            for move in legal:
+                wire = game.move_from_json(game.move_to_json(move))
+                fast = game.apply(state, move)
+                checked = game.apply(cold(state), wire)
+                assert fast == checked
+                assert game.public_state(fast) == game.public_state(checked)
+                assert game.expected(fast) == game.expected(cold(fast))
+
+
+def test_fast_constructor_builds_equal_frozen_values() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Point:
+        x: int
+        y: tuple[int, ...] = ()
+
+    build = fast_constructor(Point)
+    point = build(1, (2, 3))
+    assert point == Point(1, (2, 3)) and hash(point) == hash(Point(1, (2, 3)))
+    assert type(point) is Point and repr(point) == repr(Point(1, (2, 3)))
+    assert build(4) == Point(4) and build(y=(5,), x=6) == Point(6, (5,))
+    with pytest.raises(AttributeError):
+        point.x = 2  # type: ignore[misc]
+    game = sixth_sense.SIXTH_SENSE
+    start = game.new_game(3, sixth_sense.SixthSenseOptions())
+    r = game.start_round(start, shuffled_deal(game, start, random.Random(1))).round
+    assert r is not None and sixth_sense._new_round(*(getattr(r, f) for f in r.__slots__)) == r
+
+
+def test_fast_constructor_refuses_what_it_cannot_build() -> None:
+    @dataclass(frozen=True)
+    class NoSlots:
+        x: int
+
+    @dataclass(slots=True)
+    class NotFrozen:
+        x: int
+
+    for cls in (NoSlots, NotFrozen, int):
+        with pytest.raises(TypeError):
+            fast_constructor(cls)
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 40, 70, 104])
+def test_playout_shuffle_is_the_library_shuffle(length: int) -> None:
+    for seed in range(30):
+        ours, theirs = list(range(length)), list(range(length))
+        mine, library = random.Random(seed), random.Random(seed)
+        shuffle(ours, mine)
+        library.shuffle(theirs)
+        assert ours == theirs
+        assert mine.getstate() == library.getstate()
+
+
+# --- determinize -------------------------------------------------------------------------------
+
+Hidden = dict[str, Any]
+
+
+def true_hidden(game_id: str, state: AnyState, view: AnyState) -> Hidden:
+    """The hidden part of `state` that `view` lacks, as determinize's keyword arguments."""
+    if game_id == "sixth-sense":
+        r, v = state.round, view.round
+        out: Hidden = {"hands": {s: r.hands[s] for s, h in enumerate(v.hands) if h is None}}
+        out["predictions"] = {
+            s: r.predictions[s] for s in range(state.players) if v.predicted[s] and v.predictions[s] is None
+        }
+        hidden_trump = v.trump is None and view.options.late_trump and not view.options.beginner
+        out["trump"] = r.trump if hidden_trump else None
+        return out
+    if game_id == "take6":
+        return {
+            "hands": {s: state.hands[s] for s, h in enumerate(view.hands) if h is None},
+            "chosen": {s: state.chosen[s] for s, c in enumerate(view.chosen) if c == take6.HIDDEN},
+        }
+    return {"hands": {s: state.round.hands[s] for s, h in enumerate(view.round.hands) if h is None}}
+
+
+DETERMINIZE: dict[str, Callable[..., Any]] = {
+    "sixth-sense": sixth_sense.determinize,
+    "take6": take6.determinize,
+    "sixes": sixes.determinize,
+}
+UNSEEN: dict[str, Callable[..., tuple[Any, ...]]] = {
+    "sixth-sense": sixth_sense.unseen_cards,
+    "take6": take6.unseen_cards,
+    "sixes": sixes.unseen_cards,
+}
+
+
+def sampled_hidden(game_id: str, view: AnyState, seat: int, rng: random.Random) -> Hidden:
+    """A random assignment of unseen cards of the right sizes (ignoring what play revealed)."""
+    pool = list(UNSEEN[game_id](view, seat))
+    rng.shuffle(pool)
+    out: Hidden = {}
+    if game_id == "sixth-sense":  # S-4.2: no card of a colour its seat showed it lacks
+        r = view.round
+        out["hands"] = {}
+        for s in sorted((s for s, h in enumerate(r.hands) if h is None), key=lambda s: -len(r.voids[s])):
+            fits = [card for card in pool if card.colour not in r.voids[s]][: r.hand_sizes[s]]
+            if len(fits) < r.hand_sizes[s]:
+                return sampled_hidden(game_id, view, seat, rng)  # an unlucky draw: draw again
+            out["hands"][s] = fits
+            pool = [card for card in pool if card not in fits]
+        out["predictions"] = {
+            s: pool.pop() for s in range(view.players) if r.predicted[s] and r.predictions[s] is None
+        }
+        hidden_trump = r.trump is None and view.options.late_trump and not view.options.beginner
+        out["trump"] = pool.pop() if hidden_trump else None
+    elif game_id == "take6":
+        out["hands"] = {
+            s: [pool.pop() for _ in range(view.hand_sizes[s])] for s, h in enumerate(view.hands) if h is None
+        }
+        out["chosen"] = {
+            s: (rng.choice(view.hands[s]) if view.hands[s] is not None else pool.pop())
+            for s, c in enumerate(view.chosen)
+            if c == take6.HIDDEN
+        }
+    else:
+        r = view.round
+        out["hands"] = {s: [pool.pop() for _ in range(r.hand_sizes[s])] for s, h in enumerate(r.hands) if h is None}
+    return out
+
+
+@pytest.mark.parametrize(("game_id", "players", "opts"), COMBOS, ids=IDS)
+def test_determinize_rebuilds_the_state_and_plays_on(game_id: str, players: int, opts: dict[str, object]) -> None:
+    game = get_game(game_id)
+    determinize = DETERMINIZE[game_id]
+    rng = random.Random(5)
+    for index, state in enumerate(random_states(game_id, players, opts, seed=11, rounds=1)):
+        for seat in range(players):
+            view = game.view(state, seat)
+            rebuilt = determinize(view, seat, **true_hidden(game_id, state, view))
+            assert rebuilt == state
+            assert game.public_state(rebuilt) == game.public_state(state)
+        if index % 7:
+            continue
+        seat = game.expected(state).seats[0]
+        view = game.view(state, seat)
+        sample = determinize(view, seat, **sampled_hidden(game_id, view, seat, rng))
+        assert game.public_state(sample) == game.public_state(state)
+        while (expected := game.expected(sample)).phase == "move":  # the engine plays it to the end
+            moves = [rng.choice(game.legal_moves(sample, s)) for s in expected.seats]
+            for move in moves:
+                sample = game.apply(sample, move)
+        assert expected.phase in ("deal", "over")
+
+
+def some_view(game_id: str, opts: dict[str, object]) -> tuple[AnyState, AnyState, int]:
+    state = next(s for i, s in enumerate(random_states(game_id, 3, opts, seed=3, rounds=1)) if i == 4)
+    seat = get_game(game_id).expected(state).seats[0]
+    return state, get_game(game_id).view(state, seat), seat
+
+
+@pytest.mark.parametrize("game_id", ["sixth-sense", "take6", "sixes"])
+def test_determinize_names_a_bad_assignment(game_id: str) -> None:
+    state, view, seat = some_view(game_id, {})
+    hidden = true_hidden(game_id, state, view)
+    determinize = DETERMINIZE[game_id]
+    other = next(iter(hidden["hands"]))
+    own_card = (view.round.hands if game_id != "take6" else view.hands)[seat][0]
+    bad_hands = [
+        {**hidden["hands"], other: (own_card, *hidden["hands"][other][1:])},  # a card the seat holds
+        {**hidden["hands"], other: hidden["hands"][other][1:]},  # one card short
+        {s: h for s, h in hidden["hands"].items() if s != other},  # a seat left out
+    ]
+    if game_id == "sixth-sense":
+        r = view.round
+        voided = {s: r.voids[s] for s in hidden["hands"] if r.voids[s]}
+        for s, colours in voided.items():  # S-4.2: a colour the seat showed it lacks
+            lacking = next(c for c in sixth_sense.unseen_cards(view, seat) if c.colour in colours)
+            if lacking not in hidden["hands"][s]:
+                bad_hands.append({**hidden["hands"], s: (lacking, *hidden["hands"][s][1:])})
+    for hands in bad_hands:
+        with pytest.raises(FormatError, match="determinize"):
+            determinize(view, seat, **{**hidden, "hands": hands})

@@ -1,0 +1,295 @@
+"""A game night on laptops made of network namespaces (tests/nsutil.py: everything inside namespaces
+made here, deleted afterwards; nothing reaches the machine's real network).
+
+- `lanplay host` prints the exact join command on its first lines; run as printed from a laptop whose
+  network drops multicast (no mDNS reaches it), it joins and plays a whole game.
+- Two 6th Sense tables filled by `lanplay bot --game sixth-sense` alone from 6 joiners: a table that
+  refuses as full sends its joiner on to the next one; both tables start and finish.
+- The lobby in a real terminal (tmux) in a namespace, first start: it asks for the network and lists the
+  namespace's address by interface name; chosen, the table created there is seen by a lobby in a second
+  namespace, and the person there joins it and plays a hand.
+
+Skipped, with the reason, where network namespaces cannot be made (not root, no `ip`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from netutil import RECORD_LINE, lanplay_command, replay_json
+from nsutil import Lan, lan_or_skip, ns_env
+
+GAME_LIMIT = 150.0
+JOIN_LINE = re.compile(r"^join with: (lanplay join (\d+\.\d+\.\d+\.\d+):(\d+))$", re.M)
+FINGERPRINT_LINE = re.compile(r"^table fingerprint: (\S+)$", re.M)
+
+
+class Proc:
+    """One command in a namespace, its output in files; killed (its process group) at the end."""
+
+    def __init__(self, lan: Lan, peer: int, home: Path, args: list[str], shell: str | None = None) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.name = home.name
+        self.out, self.err = home.parent / f"{home.name}.out", home.parent / f"{home.name}.err"
+        command = [*lan.exec(peer), *ns_env(str(home))]
+        command += ["sh", "-c", shell] if shell is not None else [*lanplay_command(), *args]
+        with open(self.out, "wb") as out, open(self.err, "wb") as err:
+            self.proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=home, start_new_session=True
+            )
+
+    def stdout(self) -> str:
+        return self.out.read_text("utf-8", "replace")
+
+    def describe(self) -> str:
+        return f"--- {self.name} exit {self.proc.poll()}\n{self.stdout()[-2000:]}\n{self.err.read_text()[-3000:]}"
+
+    def wait_for(self, pattern: re.Pattern[str], timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = pattern.search(self.stdout())
+            if found:
+                return found
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.describe()
+            time.sleep(0.05)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{self.name} still running after {timeout} s\n{self.describe()}") from None
+
+    def kill(self) -> None:
+        """SIGKILL this command's own process group (started here, by pid)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def procs() -> Iterator[list[Proc]]:
+    started: list[Proc] = []
+    yield started
+    for proc in started:
+        proc.kill()
+
+
+def record(proc: Proc) -> Path:
+    found = RECORD_LINE.search(proc.stdout())
+    assert found, proc.describe()
+    return Path(found.group(1))  # absolute: LANPLAY_HOME is
+
+
+def browse_sees_nothing(lan: Lan, peer: int, home: Path, seconds: float) -> bool:
+    """A TableBrowser in that namespace for `seconds`: True if it heard no table at all."""
+    script = (
+        "import asyncio,sys\n"
+        "from lanplay.discovery import TableBrowser\n"
+        "async def main():\n"
+        f"    async with TableBrowser(interface={lan.address(peer)!r}) as b:\n"
+        f"        await asyncio.sleep({seconds})\n"
+        "        print(len(b.tables))\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [*lan.exec(peer), *ns_env(str(home)), sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip() == "0"
+
+
+def test_the_printed_join_command_plays_a_whole_game_without_multicast(tmp_path: Path, procs: list[Proc]) -> None:
+    lan = lan_or_skip("mc", "10.79.0", 3, no_multicast=(2,))
+    try:
+        host = Proc(lan, 1, tmp_path / "host", ["host", "--game", "sixes", "--seats", "3", "--bots", "1", "--headless",
+                                                 "--interface", lan.address(1), "--step-timeout", "30"])  # fmt: skip
+        procs.append(host)
+        joined = host.wait_for(JOIN_LINE, 30)
+        fingerprint = host.wait_for(FINGERPRINT_LINE, 5).group(1)
+        # The first lines: what to type, then the fingerprint to check.
+        assert host.stdout().splitlines()[1:3] == [f"join with: {joined.group(1)}", f"table fingerprint: {fingerprint}"]
+        assert joined.group(2) == lan.address(1)
+        # Peer 3 (on the same bridge) hears the table; peer 2 (behind a router: no multicast) does not.
+        assert not browse_sees_nothing(lan, 3, tmp_path / "probe3", 4.0), "mDNS should work on an open port"
+        assert browse_sees_nothing(lan, 2, tmp_path / "probe2", 4.0), "multicast should be blocked for peer 2"
+        # The command exactly as printed, with no network chosen: it plays on the way to the host.
+        command = f"{' '.join(lanplay_command())} {joined.group(1).removeprefix('lanplay ')}"
+        guest = Proc(lan, 2, tmp_path / "guest", [], shell=f"yes 1 | {command}")
+        procs.append(guest)
+        assert guest.wait(GAME_LIMIT) == 0, guest.describe()
+        assert host.wait(30) == 0, host.describe()
+        assert f"Host bot ({fingerprint})" in guest.stdout(), guest.describe()  # the seat list shows it to check
+        assert "Host bot's bot 1 runs on Host bot's laptop, which can see its cards." in guest.stdout()
+        records = [record(host), record(guest)]
+        assert records[0].read_bytes() == records[1].read_bytes()
+        result = replay_json(records[0])
+        assert result["complete"] is True and result["game"] == "sixes"
+    finally:
+        lan.close()
+
+
+def test_two_tables_of_6th_sense_fill_from_six_joiners_by_game_alone(tmp_path: Path, procs: list[Proc]) -> None:
+    # One namespace: its own loopback, so no other table on this machine can take these joiners.
+    lan = lan_or_skip("tt", "10.80.0", 1)
+    try:
+        common = ["--game", "sixth-sense", "--interface", "127.0.0.1", "--option", "target=1", "-v"]
+        hosts = [Proc(lan, 1, tmp_path / f"host{i}", ["bot", "--host", "--seats", "4", *common]) for i in (1, 2)]
+        procs.extend(hosts)
+        time.sleep(1.0)
+        joiners = [Proc(lan, 1, tmp_path / f"joiner{i}", ["bot", *common]) for i in range(1, 7)]
+        procs.extend(joiners)
+        codes = [p.wait(GAME_LIMIT) for p in (*hosts, *joiners)]
+        assert codes == [0] * 8, "\n".join(p.describe() for p in (*hosts, *joiners))
+        tables: dict[str, list[Proc]] = {}
+        for proc in (*hosts, *joiners):
+            tables.setdefault(record(proc).name, []).append(proc)
+        assert sorted(len(seated) for seated in tables.values()) == [4, 4], tables
+        for seated in tables.values():
+            contents = {record(p).read_bytes() for p in seated}
+            assert len(contents) == 1
+            assert replay_json(record(seated[0]))["complete"] is True
+    finally:
+        lan.close()
+
+
+# --- the lobby in a real terminal -------------------------------------------------------------------
+
+TMUX = shutil.which("tmux")
+ROUND = re.compile(r"6 nimmt! · round (\d+)")
+LANPLAY = Path(sys.executable).parent / "lanplay"
+
+
+class NsTerminal:
+    """tmux (its own server) running `lanplay lobby` inside a namespace, 80×24."""
+
+    def __init__(self, name: str, lan: Lan, peer: int, home: Path, who: str) -> None:
+        assert TMUX is not None
+        home.mkdir(parents=True)
+        self.base = [TMUX, "-L", f"lanplay-gn-{name}-{lan.prefix}"]
+        inner = [*lan.exec(peer), *ns_env(str(home), {"TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8"}),
+                 str(LANPLAY), "lobby", "--name", who, "--lang", "en"]  # fmt: skip
+        command = " ".join(inner) + "; echo LOBBY-EXIT=$?; sleep 60"
+        self.run("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", str(home), command)
+        self.home = home
+
+    def run(self, *args: str) -> str:
+        return subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "t", *keys)
+
+    def wait(self, check: object, what: str, timeout: float = 40.0, press: str | None = None) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            assert "Traceback" not in screen, screen
+            if callable(check) and check(screen):
+                return screen
+            assert time.monotonic() < deadline, f"no {what} within {timeout}s:\n{screen}"
+            if press:
+                self.keys(press)
+            time.sleep(0.15)
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+@pytest.mark.skipif(not LANPLAY.exists(), reason="no lanplay command beside the test interpreter")
+def test_the_lobby_asks_for_the_network_and_two_namespaces_play_a_hand(tmp_path: Path) -> None:
+    lan = lan_or_skip("lb", "10.78.0", 2)
+    ann = bob = None
+    try:
+        ann = NsTerminal("ann", lan, 1, tmp_path / "ann", "Ann")
+        asked = ann.wait(lambda s: "Which network do you play on?" in s, "the network chooser")
+        assert "eth0 10.78.0.1" in asked and "this laptop only" in asked, asked
+        ann.keys("Enter")  # the first row: eth0
+        ann.wait(lambda s: "tables on eth0 10.78.0.1" in s and "remembered" in s, "the lobby on eth0")
+        saved = json.loads((tmp_path / "ann" / "data" / "network.json").read_text())
+        assert saved == {"interface": "eth0", "address": "10.78.0.1"}
+        # A 6 nimmt! table for two: c, game → 6 nimmt!, seats down to 2, Enter.
+        ann.keys("c")
+        ann.wait(lambda s: "◂ 6th Sense ▸" in s, "the form")
+        ann.keys("Right", "Down", "Left", "Left", "Left", "Left")
+        ann.keys("Enter")
+        ann.wait(lambda s: "Friends join with: lanplay" in " ".join(s.split()), "the join command on the table screen")
+
+        bob = NsTerminal("bob", lan, 2, tmp_path / "bob", "Bob")
+        bob.wait(lambda s: "eth0 10.78.0.2" in s, "the chooser")
+        bob.keys("Enter")
+        listed = bob.wait(lambda s: "Ann" in s and "1/2" in s, "Ann's table in Bob's lobby")
+        assert "Hosted by Ann at 10.78.0.1:" in " ".join(listed.split()), listed
+        bob.keys("Enter")
+        # Both play (Enter takes the card or row under the cursor) until each sees round 1 over: a whole hand.
+        deadline = time.monotonic() + GAME_LIMIT
+        done = [False, False]
+        while not all(done):
+            for index, terminal in enumerate((ann, bob)):
+                screen = terminal.screen()
+                assert "Traceback" not in screen, screen
+                shown = ROUND.search(screen)
+                if "press Enter for the next round" in screen or (shown is not None and int(shown.group(1)) >= 2):
+                    done[index] = True  # round 1 is over here (a key press may already have moved past its end)
+                elif not done[index]:
+                    terminal.keys("Enter")
+            assert time.monotonic() < deadline, ann.screen() + bob.screen()
+            time.sleep(0.2)
+    finally:
+        for terminal in (ann, bob):
+            if terminal is not None:
+                terminal.close()
+        lan.close()
+
+
+def test_ctrl_c_stops_lanplay_host_at_the_first_press(tmp_path: Path, procs: list[Proc]) -> None:
+    lan = lan_or_skip("cc", "10.81.0", 1)  # its own loopback: no table of this machine's sees this one
+    try:
+        host = Proc(lan, 1, tmp_path / "host", ["host", "--game", "sixes", "--seats", "3", "--interface", "127.0.0.1"])
+        procs.append(host)
+        host.wait_for(JOIN_LINE, 30)
+        host.proc.send_signal(signal.SIGINT)  # once
+        assert host.wait(5) == 130, host.describe()
+        err = host.err.read_text()
+        assert "Traceback" not in err and "stopped" in err, err
+    finally:
+        lan.close()
+
+
+def test_any_seat_may_bring_a_bot_and_every_seat_is_told_where_it_runs(tmp_path: Path, procs: list[Proc]) -> None:
+    lan = lan_or_skip("bb", "10.82.0", 1)  # its own loopback
+    try:
+        host = Proc(lan, 1, tmp_path / "host", ["host", "--game", "sixes", "--seats", "4", "--headless",
+                                                 "--interface", "127.0.0.1"])  # fmt: skip
+        procs.append(host)
+        address = host.wait_for(JOIN_LINE, 30).group(1).removeprefix("lanplay join ")
+        lanplay = " ".join(lanplay_command())
+        guest = Proc(lan, 1, tmp_path / "guest", [], shell=f"yes 1 | {lanplay} join {address} --bots 1 --name Cas")
+        spare = Proc(lan, 1, tmp_path / "spare", ["bot", "--game", "sixes", "--join", address, "--name", "Spare"])
+        procs.extend([guest, spare])
+        assert [p.wait(GAME_LIMIT) for p in (host, guest, spare)] == [0, 0, 0], host.describe() + guest.describe()
+        for seat in (host, guest, spare):
+            out = seat.stdout()
+            assert "Cas's bot 1 runs on Cas's laptop, which can see its cards." in out, seat.describe()
+            assert "Spare runs on a laptop of its own: no seat here can see its cards." in out, seat.describe()
+        result = json.loads(record(host).read_text())
+        assert sorted(result["players"]) == sorted(["Host bot", "Cas", "Cas's bot 1", "Spare"])
+        assert record(host).read_bytes() == record(guest).read_bytes() == record(spare).read_bytes()
+    finally:
+        lan.close()
