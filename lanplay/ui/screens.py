@@ -241,10 +241,13 @@ def bots_lines(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
     """Under the header, when the table has bots: which laptop runs each, and so sees its cards."""
     if not model.bots:
         return []
+    by_host: dict[int | None, list[str]] = {}  # one phrase per laptop: three bots of Ann's take one line, not three
+    for bot, host in model.bots:
+        by_host.setdefault(host, []).append(model.name(bot))
     where = [
-        model.text("bot_own", bot=model.name(bot)) if host is None
-        else model.text("bot_on", bot=model.name(bot), host=model.name(host))
-        for bot, host in model.bots
+        model.text(("bot_own" if host is None else "bot_on") + ("" if len(bots) == 1 else "_many"),
+                   bots=", ".join(bots), host=model.name(host))
+        for host, bots in by_host.items()
     ]  # fmt: skip
     return wrap_text(model.text("bots_legend", bots=" · ".join(where)), width - 1, indent="  ", first=" ")
 
