@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_mesh import identities, make_peers, raw_connect, raw_handshake, raw_resume, run, until
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from lanplay import lobby as lobby_module
+from lanplay import mesh as mesh_module
 from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, _JoinerSeat, join_lobby
 from lanplay.runner import TableRunner, free_port, unfinished_journal
 from lanplay.store import Journal, journal_path
@@ -595,3 +597,77 @@ def test_a_replayed_journal_signs_exactly_the_messages_signed_before(tmp_path: P
     fresh.session = TableSession(fresh.settings, fresh.identity, 0.0, fresh._entropy)
     replayed = fresh._restore(records[1:])
     assert _own(replayed) == _own(live.sent), "the replay signed other messages than the live seat did"
+
+
+# --- the mesh under a seated hostile peer (I6, I3) ---------------------------------------------------
+
+
+def test_a_peer_that_reconnects_in_a_loop_costs_no_memory_and_blocks_no_one() -> None:
+    """A seated peer dials, shakes hands and hangs up 40 times as fast as it can (each new link replaces
+    the old one): the mesh holds at most one link for it, leaves no task behind, and the honest peer's
+    messages keep flowing. Every flap is reported (down, up): the runner above sees them all, which
+    is what the flap attack on the step clock uses (see the xfail above)."""
+
+    async def body() -> None:
+        low, honest_id, target_id = identities(3)  # low dials the others
+        peers = await make_peers([honest_id, target_id])
+        honest, target = peers
+        for peer in peers:
+            peer.mesh.allow(low.peer_id)
+        try:
+            await honest.mesh.connect(target.id, "127.0.0.1", target.port)
+            await target.mesh.connect(honest.id, "127.0.0.1", honest.port)
+            await target.mesh.wait_connected({honest.id}, 5)
+            for i in range(40):
+                async with raw_connect(target.port) as ws:
+                    cipher = await raw_handshake(ws, low)
+                    await raw_resume(ws, cipher, os.urandom(16))  # a "new process" every time
+                    target.mesh.send(honest.id, f"m{i}".encode())
+                await until(lambda: low.peer_id not in target.mesh.connected_peers())
+            await until(lambda: len(honest.received_from(target)) == 40)
+            assert len(target.mesh._links) <= 1
+            assert len(target.mesh._background) < 5
+            flaps = [up for who, up in target.statuses if who == low.peer_id]
+            assert flaps.count(True) == 40 and flaps.count(False) == 40
+        finally:
+            for peer in peers:
+                await peer.mesh.close()
+
+    run(body(), limit=40.0)
+
+
+@pytest.mark.parametrize("lie", ["ack-unsent", "resume-unsent", "data-skips-ahead", "junk-after-handshake"])
+def test_a_peer_that_lies_about_numbering_loses_only_its_link(lie: str) -> None:
+    """After the handshake: an ACK for messages never sent, a RESUME that claims to have received
+    more than was ever queued, DATA that skips numbers, a frame of an unknown type. Each closes that
+    peer's link (1008) and nothing else; nothing is delivered from it."""
+
+    async def body() -> None:
+        low, target_id = identities(2)
+        (target,) = await make_peers([target_id], allowed=lambda _: {low.peer_id})
+        try:
+            async with raw_connect(target.port) as ws:
+                cipher = await raw_handshake(ws, low)
+                if lie == "resume-unsent":
+                    theirs = mesh_module._decode_resume(cipher.open(await ws.recv()))
+                    await ws.send(cipher.seal(mesh_module._encode_resume(os.urandom(16), theirs[0], 5, 0)))
+                else:
+                    await raw_resume(ws, cipher, os.urandom(16))
+                    await until(lambda: low.peer_id in target.mesh.connected_peers())
+                    frame = {
+                        "ack-unsent": mesh_module._encode_ack(7),
+                        "data-skips-ahead": mesh_module._encode_data(3, b"x"),
+                        "junk-after-handshake": b"\x07" + os.urandom(30),
+                    }[lie]
+                    await ws.send(cipher.seal(frame))
+                with pytest.raises(ConnectionClosed) as info:
+                    async with asyncio.timeout(5):
+                        while True:
+                            await ws.recv()
+                assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+            assert target.messages == []
+            await until(lambda: low.peer_id not in target.mesh.connected_peers())
+        finally:
+            await target.mesh.close()
+
+    run(body())
