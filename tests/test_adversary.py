@@ -66,14 +66,11 @@ ONLY_IN = {
 #      50 ms gossip shows the fork) names the honest seat after the equivocator (P-4.2);
 #   G: an honest seat whose hand keys from one seat arrive past the step limit is offered its move
 #      while it cannot make it: decide() sends move after move, and another seat blames it (P-5.1).
-# Fixed by trust-session (their marks removed): findings 1, 5, 8 (collusion), 9, 10 (unknown kinds)
-# and C (`_Aborted` escaping `receive`).
+# Fixed on main (their marks removed): findings 1, 5, 8 (collusion), 9, 10 and C (`_Aborted`
+# escaping `receive`) by trust-session; finding 2 and H by deck-proofs (proofs checked on receipt).
 KNOWN: dict[str, str] = {
     "withhold:move@sixes": "new finding D (the Sixes opening move's owner is not named)",
     "delay-over-one:p.keys@sixes": "new finding G (late hand keys: the move is offered and sent repeatedly)",
-    "lock-alias-frame@take6": "issue 9 finding 2 (deck-proofs)",
-    "garbage:gap-flood@take6": "issue 9 finding 10 (held out-of-order messages not capped by bytes)",
-    "equivocate-valid:shuffle@sixth-sense": "new finding H (an equivocated valid shuffle frames the next seat)",
     "abort-to-one@sixes": "issue 9 finding 4 (the aborting seat is not named: the table stops)",
 }
 

@@ -4,6 +4,7 @@ where a table and its bots are; and the lobby pieces they rest on (table info, a
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -15,7 +16,7 @@ from lanplay.tables import bot_name
 from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
-from protocol.plan import SeatDraw
+from protocol.plan import Roster, build_plan, order_commitment
 
 NETWORKS = (Network("eth0", "10.20.0.5"), Network("wlan0", "192.168.1.23"), Network("lo", "127.0.0.1"))
 HOST = "127.0.0.1"
@@ -128,8 +129,9 @@ def test_bot_seats_say_whose_laptop_runs_them() -> None:
         "Ann's bot 1 runs on Ann's laptop, which can see its cards.",
         "Bot 9f runs on a laptop of its own: no seat here can see its cards.",
     ]
-    draw = SeatDraw(tuple(s.public_key for s in seats), (), ())
-    plan = TablePlan("ab" * 16, "take6", {}, tuple(seats), draw)
+    roster = Roster("ab" * 16, "take6", {}, tuple(seats))  # the seat order is drawn (P-3.2)
+    shares = [order_commitment(roster, i, os.urandom(32)) for i in range(len(seats))]
+    plan = build_plan(roster, [c for c, _ in shares], [o for _, o in shares])
     assert TablePlan.from_json(plan.to_json()) == plan
     # A table without bots keeps the JSON (and so the table id) it had before bot seats were marked.
     assert "bot" not in _seat(ann, "Ann").to_json()

@@ -316,3 +316,22 @@ def test_held_out_of_order_messages_are_capped_by_bytes() -> None:
     assert sum(alice.held_bytes.values()) <= MAX_HELD_BYTES
     assert kept < 60, "past the cap, held messages are refused and not journaled"
     assert alice.stage == "seed" and not any(isinstance(o, Blamed) for o in alice.drain())
+
+
+def test_a_seat_that_keeps_flapping_its_link_is_claimed_within_step_plus_reconnect_limit() -> None:
+    # I4: each return gives a fresh limit, but they never add up past the reconnect limit.
+    h = Harness("sixth-sense", 3, seed=70)
+    session = h.sessions[0]
+    session.start(0.0)
+    session.drain()
+    limit, reconnect = h.settings.step_timeout, h.settings.reconnect_timeout
+    now = 0.0
+    bound = reconnect + 3 * limit  # the limits, plus the ticks' spacing and the first clock's start
+    while now < bound and session.my_claim is None:
+        for seat in (1, 2):  # both owe their seed commitment; both flap
+            session.set_connected(seat, False, now)
+            session.set_connected(seat, True, now + 1.0)  # back just before its limit runs out, every time
+        now += limit - 1.0
+        session.tick(now)
+    assert session.my_claim is not None, "a flapping seat is claimed"
+    assert now <= bound, f"claimed only after {now} s"

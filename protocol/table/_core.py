@@ -81,6 +81,9 @@ class SessionCore:
         # I4: one clock per owed step, (seat, step key) -> when it became due; only the owner's
         # progress on that step (which changes the key) ends it.
         self._due: dict[tuple[int, str], float] = {}
+        # When each owed step first became due: fresh limits after a reconnect never add up past
+        # first + reconnect limit + step limit, so a seat that keeps flapping its link cannot stall (I4).
+        self._first_due: dict[tuple[int, str], float] = {}
         # I2: signed timeout claims, (accused, step key) -> claimant -> message; when first seen here.
         self.claims: dict[tuple[int, str], dict[int, SignedMessage]] = {}
         self.claim_seen: dict[tuple[int, str], float] = {}

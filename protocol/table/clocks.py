@@ -3,7 +3,9 @@
 Each owed step has its own clock, keyed by the seat that owes it and the step (named from public
 state only), started when the step became due; only the owner's progress on that step, which
 changes the key, ends it. A seat whose link is down is waited for up to the reconnect limit; a
-seat that comes back, or this seat resuming from its journal (`resumed`), gets a fresh limit.
+seat that comes back, or this seat resuming from its journal (`resumed`), gets a fresh limit, but
+a step owed longer than the step limit plus the reconnect limit since it first became due is claimed
+whatever the link did meanwhile: a seat that keeps dropping and restoring its link cannot stall.
 With every link down this seat says it lost the network and blames nobody.
 
 A clock that runs out is private knowledge, so it never convicts by itself: this seat publishes a
@@ -61,6 +63,10 @@ class ClockMixin(SessionCore):
         for seat in waiting.seats:
             if seat == self.me or seat in self.pending_blames or any(seat in by for by in self.claims.values()):
                 continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
+            first = self._first_due.get((seat, key), self.now)
+            if limit is not None and self.now - first > limit + self.settings.reconnect_timeout:
+                self._claim(seat, key, waiting.what)  # I4: time away is forgiven once, not without end
+                return
             gone = self.disconnected.get(seat)
             if gone is not None:  # time away counts only against the reconnect limit (I4)
                 if self.now - gone > self.settings.reconnect_timeout:
@@ -90,6 +96,7 @@ class ClockMixin(SessionCore):
         self.now = now
         for key in self._due:
             self._due[key] = now
+            self._first_due[key] = now
         for claim in self.claim_seen:
             self.claim_seen[claim] = now
         self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
@@ -153,14 +160,17 @@ class ClockMixin(SessionCore):
         waiting = self.waiting() if self.stage not in ("ended", "over") else None
         if waiting is None:
             self._due.clear()
+            self._first_due.clear()
             return
         key = self._waiting_key  # computed by `waiting()` just now
         live = {(seat, key) for seat in waiting.seats}
         for owed in live:
             self._due.setdefault(owed, self.now)
+            self._first_due.setdefault(owed, self.now)
         if len(self._due) != len(live):
             for owed in [k for k in self._due if k not in live]:
                 del self._due[owed]
+                self._first_due.pop(owed, None)
 
     def _claim(self, seat: int, key: str, what: str) -> None:
         """This seat's clock for `seat`'s step ran out: say so, signed, and wait for the others'."""
