@@ -428,18 +428,6 @@ def test_a_withholder_with_a_steady_link_is_claimed_within_the_step_limit() -> N
     assert a.my_claim is not None and a.my_claim[0] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "I4 broken: every link that comes up gives its seat a fresh step limit (`ClockMixin.set_connected`, "
-        "protocol/table/clocks.py, resets `_due` for the seat on connected=True), with no bound on how "
-        "often. A seat that owes a step and drops/redials its mesh link (a new incoming link replaces the "
-        "old one, `Mesh._install`) every step_timeout - 5 s is never claimed and never reaches the "
-        "reconnect limit: the table never ends. Each flap also appends two 'link' journal lines at every "
-        "other seat (`TableRunner._on_status`), unbounded (I6)."
-    ),
-)
 def test_a_withholder_that_flaps_its_link_is_still_claimed() -> None:
     h, a = _seed_stage(302)
     limit = h.settings.step_timeout
