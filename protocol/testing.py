@@ -344,6 +344,7 @@ class Harness:
         while True:
             if self.finished():
                 self.stopped_because = "finished"
+                self._drain_in_flight(max_deliveries)
                 return
             if self.delivered >= max_deliveries:
                 self.stopped_because = "max_deliveries"
@@ -393,6 +394,15 @@ class Harness:
             idle += 1  # nothing in flight: let time pass so withheld steps are blamed (P-5.3)
             self.now += self.settings.step_timeout + 1
             self._tick_all()
+
+    def _drain_in_flight(self, max_deliveries: int) -> None:
+        """What is in flight when every seat has finished is still delivered, as a runner keeps
+        receiving while it drains its last messages: a fork in the game's last messages shows
+        then, and a seat that had declared the game over may still reach the blamer's verdict."""
+        while self._queue and self.delivered < max_deliveries:
+            item = heapq.heappop(self._queue)
+            self.now = max(self.now, item.time)
+            self._deliver(item)
 
     def _settle(self, seconds: float) -> None:
         end = self.now + seconds

@@ -60,19 +60,11 @@ ONLY_IN = {
 
 # What the code on main fails, and why. Calibrated on main at b1772b9 (trust-session merged), for
 # the CI rotation (in the full matrix other games may differ). Issue 9's findings by number;
-# letters are new findings of this harness (see the attack report):
-#   D: the seat owing Sixes' opening move (the engine expects one of several seats) is not named;
-#   H: two shuffle passes each valid on its own, one per half of the table: the audit (before the
-#      50 ms gossip shows the fork) names the honest seat after the equivocator (P-4.2);
-#   G: an honest seat whose hand keys from one seat arrive past the step limit is offered its move
-#      while it cannot make it: decide() sends move after move, and another seat blames it (P-5.1).
+# letters are new findings of this harness (see the attack report). None is open now.
 # Fixed on main (their marks removed): findings 1, 5, 8 (collusion), 9, 10 and C (`_Aborted`
-# escaping `receive`) by trust-session; finding 2 and H by deck-proofs (proofs checked on receipt).
-KNOWN: dict[str, str] = {
-    "withhold:move@sixes": "new finding D (the Sixes opening move's owner is not named)",
-    "delay-over-one:p.keys@sixes": "new finding G (late hand keys: the move is offered and sent repeatedly)",
-    "abort-to-one@sixes": "issue 9 finding 4 (the aborting seat is not named: the table stops)",
-}
+# escaping `receive`) by trust-session; finding 2 and H by deck-proofs (proofs checked on receipt);
+# findings 4, D and G by late-fixes (one-of timeout claims; one signed move per step).
+KNOWN: dict[str, str] = {}
 
 
 def _kind_of(name: str) -> str | None:
@@ -185,6 +177,32 @@ def test_an_honest_seat_that_comes_back_is_not_blamed(game: str, after: str, sec
     seed = _seed("outage", game, after)
     result = run_adversarial(game, 3, _options(game, seed), seed, {}, outages=[Outage(1, seconds, after=after)])
     assert not result.violations, _report(result)
+
+
+# The attack report's exact tables (late-fixes), each replayed as reported.
+REPORTED = [
+    # G: seat 0 gets seat 2's hand keys past the step limit, has claimed a timeout, and must not be
+    # offered (or sign) its move while the claim stands; it signed one move per decide() (P-5.1).
+    pytest.param("sixes", {"chips": 2}, 98197, {2: "delay-over-one:p.keys"}, False, id="G-late-keys"),
+    # B: the game's last secrets forked; the seat that declared the game over reaches the blamer's verdict.
+    pytest.param("sixes", {"chips": 1}, 1, {1: "equivocate:secrets"}, True, id="B-fork-after-over"),
+    # F: two signed p.keys at one seq of one private channel: an equivocation proof naming its signer.
+    pytest.param("take6", {"profi": True}, 29658, {1: "equivocate:p.keys"}, True, id="F-private-fork"),
+    # D: Sixes' opening move (one of several seats owes it, X-2.2) withheld: the claims name no
+    # seat, so every honest seat's claim is the same, and the one seat that did not claim owes it.
+    pytest.param("sixes", {"chips": 1}, 93694, {1: "withhold:move"}, True, id="D-one-of-withheld"),
+    # 4: secrets sent mid-play (to one seat first) instead of the opening move: the seat is named.
+    pytest.param("sixes", {"chips": 1}, 54454, {1: "abort-to-one"}, True, id="4-abort-to-one"),
+]
+
+
+@pytest.mark.parametrize(("game", "options", "seed", "attacks", "caught"), REPORTED)
+def test_reported_tables(
+    game: str, options: dict[str, object], seed: int, attacks: dict[int, str], caught: bool
+) -> None:
+    strategies = {seat: make_strategy(name) for seat, name in attacks.items()}
+    result = run_adversarial(game, 3, options, seed, strategies)
+    _assert_holds(result, caught)
 
 
 # --- the harness itself -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from engine.api import IllegalMove
 from protocol.commitment import commit
 from protocol.encoding import JSONObject
 from protocol.errors import CheatDetected
@@ -335,3 +336,63 @@ def test_a_seat_that_keeps_flapping_its_link_is_claimed_within_step_plus_reconne
         session.tick(now)
     assert session.my_claim is not None, "a flapping seat is claimed"
     assert now <= bound, f"claimed only after {now} s"
+
+
+# --- finding G: one signed move per step (P-5.1, I1) ----------------------------------------------
+
+
+def test_a_seat_that_claimed_a_timeout_is_offered_no_move_and_signs_none() -> None:
+    """A seat with a timeout claim standing takes no game step (its own move would wait in its
+    inbox unapplied): offering the move anyway made every decide() sign another move for the same
+    step, and the others blamed the honest seat for a move of a past step (P-5.1)."""
+    h = Harness("sixes", 3, {"chips": 1}, seed=72)
+    h.start()
+    h.run(until=lambda h: dealt(h) and any(s.decision() for s in h.sessions))
+    mover = next(s for s in h.sessions if s.decision())
+    moves = mover.decision()
+    other = (mover.me + 1) % 3
+    mover.my_claim = (other, "a step that came in late")  # as `_claim` sets it when its clock runs out
+    assert mover.decision() == ()
+    with pytest.raises(IllegalMove):
+        mover.decide(moves[0], h.now)
+    mover.my_claim = None
+    assert mover.decision() == moves
+    out = mover.decide(moves[0], h.now)
+    assert sum(1 for o in out if isinstance(o, Send) and b'"move"' in o.data) == 1
+    assert mover.decision() == (), "the step moved on or the move waits: never offered twice"
+
+
+# --- finding B: a fork in the game's last message (I2) ----------------------------------------------
+
+
+def test_a_seat_that_declared_the_game_over_still_convicts_a_fork_of_the_last_message() -> None:
+    """Mallory's last secrets went one way to Alice, another to Bob: Alice confirmed the round and
+    the game, Bob blames Mallory. Bob's blame, carrying the version Bob got, is an equivocation
+    that Alice checks by herself against the version she holds: she reaches the same verdict."""
+    h = Harness("sixes", 3, {"chips": 1}, seed=73)
+    h.run()
+    alice, bob = h.sessions[0], h.sessions[2]
+    assert alice.stage == bob.stage == "over"
+    last = alice.tracker.messages(h.settings.seats[MALLORY].peer_id)[-1]
+    assert last.kind == "secrets"
+    other = sign_message(
+        h.identities[MALLORY],
+        last.table,
+        last.round,
+        last.seq,
+        last.prev,
+        last.kind,
+        {**last.body, "openings": {"x": 1}},
+    )
+    blame = bob._publish("blame", {"seat": MALLORY, "rule": "P-5.2", "message": "bad", "evidence": [other.to_json()]})
+    out = alice.receive(2, blame.to_wire(), h.now + 1)
+    blames = [o for o in out if isinstance(o, Blamed)]
+    assert blames and blames[0].seat == MALLORY, out
+    assert alice.stage == "ended"
+    # A blame after the game that proves nothing here does not reopen it (I1).
+    h2 = Harness("sixes", 3, {"chips": 1}, seed=74)
+    h2.run()
+    carol, dave = h2.sessions[0], h2.sessions[2]
+    junk = dave._publish("blame", {"seat": MALLORY, "rule": "P-5.2", "message": "no proof", "evidence": []})
+    carol.receive(2, junk.to_wire(), h2.now + 1)
+    assert carol.stage == "over" and not h2.blames(0)

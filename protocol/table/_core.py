@@ -47,7 +47,10 @@ class SessionCore:
         self.seat_of = {pid: seat for seat, pid in enumerate(peer_ids)}
         self.tracker = ChainTracker(settings.table, settings.seats, self.seat_of)
         self.private_in = {
-            seat: ChainTracker(private_channel(settings.table, pid, identity.peer_id), [settings.seats[seat]])
+            # seats known, so two messages at one seq on the channel convict their author (P-1.3)
+            seat: ChainTracker(
+                private_channel(settings.table, pid, identity.peer_id), [settings.seats[seat]], {pid: seat}
+            )
             for seat, pid in enumerate(peer_ids)
             if seat != self.me
         }
@@ -85,9 +88,10 @@ class SessionCore:
         # first + reconnect limit + step limit, so a seat that keeps flapping its link cannot stall (I4).
         self._first_due: dict[tuple[int, str], float] = {}
         # I2: signed timeout claims, (accused, step key) -> claimant -> message; when first seen here.
-        self.claims: dict[tuple[int, str], dict[int, SignedMessage]] = {}
-        self.claim_seen: dict[tuple[int, str], float] = {}
-        self.my_claim: tuple[int, str] | None = None
+        # (accused, step key) -> claimer -> claim; accused None: "whichever of several seats owes it"
+        self.claims: dict[tuple[int | None, str], dict[int, SignedMessage]] = {}
+        self.claim_seen: dict[tuple[int | None, str], float] = {}
+        self.my_claim: tuple[int | None, str] | None = None
         self.pending_blames: dict[int, tuple[SignedMessage, float]] = {}  # blamer -> (blame, since)
         self.stopped: Stopped | None = None
         self.network_lost_since: float | None = None

@@ -11,6 +11,7 @@ through `SessionCore._enter`, which refuses a transition that is not in `TRANSIT
 | audit | deal | every seat's secrets reproduce the round: it is confirmed (P-5.2) | I1 |
 | audit | over | ... and it was the last round | |
 | any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
+| over | ended | a fork of a message this seat holds shows after the game (equivocation, or a blame proving it) | I2 |
 | any | ended | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`

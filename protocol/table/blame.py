@@ -18,7 +18,7 @@ from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, Sign
 from protocol.table._core import SessionCore
 from protocol.table._round import _is_seat
 from protocol.table._state import MAX_TEXT, PRIVATE_KINDS, PUBLIC_KINDS
-from protocol.table.values import Blamed, private_channel
+from protocol.table.values import Blamed, Refused, private_channel
 
 
 class BlameMixin(SessionCore):
@@ -63,6 +63,28 @@ class BlameMixin(SessionCore):
             )
             self._stop(rule[:20], why, (msg.to_json(),))
         return True
+
+    def _judge_after_over(self, msg: SignedMessage) -> None:
+        """I2 after the last audit: the game is over here, yet the last messages of the game may
+        have been forked (one version to this seat, another to the rest), and the fork shows only
+        after this seat confirmed. A blame whose evidence this seat can check by itself (an
+        equivocation proof of this table, or a signed message of the accused that differs from the
+        one this seat holds at its seq: `_accept_public` raises `EquivocationDetected`) turns the
+        finished game into the same verdict as the blamer's; any other blame cannot reopen a game
+        whose every round this seat audited, and is refused."""
+        seat = self.seat_of.get(msg.author)
+        accused = msg.body.get("seat")
+        evidence = msg.body.get("evidence")
+        rule = msg.body.get("rule")
+        if seat is None or not _is_seat(accused, self.n) or not isinstance(evidence, list) or not isinstance(rule, str):
+            return
+        assert isinstance(accused, int)
+        items = tuple(item for item in evidence if isinstance(item, dict))
+        if self._evidence_verdict(seat, accused, rule, items):
+            message = str(msg.body.get("message"))[:MAX_TEXT]
+            self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here after the game)", items)
+            return
+        self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame after the game proves nothing here: ignored"))
 
     def _judge_pending_blames(self) -> None:
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)

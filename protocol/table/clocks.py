@@ -60,20 +60,23 @@ class ClockMixin(SessionCore):
             return
         key = self._step_key(waiting.what)
         limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
-        for seat in waiting.seats:
-            if seat == self.me or seat in self.pending_blames or any(seat in by for by in self.claims.values()):
+        for owing in waiting.seats:
+            # Which of several seats owes a one-of step is private knowledge (each seat knows only its
+            # own hand): the claim names none of them, so every seat's claim is the same claim (D).
+            seat: int | None = None if waiting.one_of else owing
+            if owing == self.me or owing in self.pending_blames or any(owing in by for by in self.claims.values()):
                 continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
-            first = self._first_due.get((seat, key), self.now)
+            first = self._first_due.get((owing, key), self.now)
             if limit is not None and self.now - first > limit + self.settings.reconnect_timeout:
                 self._claim(seat, key, waiting.what)  # I4: time away is forgiven once, not without end
                 return
-            gone = self.disconnected.get(seat)
+            gone = self.disconnected.get(owing)
             if gone is not None:  # time away counts only against the reconnect limit (I4)
                 if self.now - gone > self.settings.reconnect_timeout:
                     self._claim(seat, key, waiting.what)  # the same claim as on the step limit: replays alike
                     return
                 continue
-            due = self._due.get((seat, key), self.now)
+            due = self._due.get((owing, key), self.now)
             if limit is not None and self.now - due > limit:
                 self._claim(seat, key, waiting.what)
                 return
@@ -140,13 +143,13 @@ class ClockMixin(SessionCore):
             pending = [s for s in expected.seats if s not in rd.phase_reveals]
             return self._waiting(pending, "reveal the chosen card", True)
         if expected.phase == "move":
-            return self._waiting(expected.seats, expected.kind, False)
+            return self._waiting(expected.seats, expected.kind, False, one_of=expected.one_of)
         return None
 
-    def _waiting(self, seats: Sequence[int], what: str, automatic: bool) -> Waiting:
+    def _waiting(self, seats: Sequence[int], what: str, automatic: bool, one_of: bool = False) -> Waiting:
         key = self._waiting_key = self._step_key(what)
         since = min((self._due.get((s, key), self.now) for s in seats), default=self.now)
-        return Waiting(tuple(seats), what, automatic, since)
+        return Waiting(tuple(seats), what, automatic, since, one_of)
 
     def _step_key(self, what: str) -> str:
         """The owed step, named from public state only, so every honest seat names it alike."""
@@ -172,7 +175,7 @@ class ClockMixin(SessionCore):
                 del self._due[owed]
                 self._first_due.pop(owed, None)
 
-    def _claim(self, seat: int, key: str, what: str) -> None:
+    def _claim(self, seat: int | None, key: str, what: str) -> None:
         """This seat's clock for `seat`'s step ran out: say so, signed, and wait for the others'."""
         self.my_claim = (seat, key)
         self._publish("timeout", {"seat": seat, "step": key, "what": what[:MAX_TEXT]})
@@ -181,9 +184,10 @@ class ClockMixin(SessionCore):
     def _on_timeout(self, seat: int, msg: SignedMessage) -> bool:
         accused = msg.body.get("seat")
         key = msg.body.get("step")
-        if not _is_seat(accused, self.n) or accused == seat or not isinstance(key, str) or len(key) > MAX_TEXT:
+        named = accused is None or _is_seat(accused, self.n)
+        if not named or accused == seat or not isinstance(key, str) or len(key) > MAX_TEXT:
             raise ProtocolError("P-5.3", f"seat {seat} sent a timeout claim of the wrong shape: ignored")
-        claim = (int(accused), key)  # type: ignore[call-overload]
+        claim = (None if accused is None else int(str(accused)), key)
         self.claims.setdefault(claim, {})[seat] = msg
         self.claim_seen.setdefault(claim, self.now)
         self._judge_claims()
@@ -194,24 +198,40 @@ class ClockMixin(SessionCore):
         with nobody convicted once the claims have had time to come in."""
         if self.stage == "ended":
             return
-        for (accused, _), by in self.claims.items():
-            if all(s in by for s in range(self.n) if s != accused):
+        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
+        for claim, by in self.claims.items():
+            named = claim[0]
+            accused = named if named is not None else self._owes_one_of(claim, by, limit)
+            if accused is not None and all(s in by for s in range(self.n) if s != accused):
                 what = str(by[min(by)].body.get("what"))[:MAX_TEXT]
                 why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
                 return
-        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
         for claim, since in self.claim_seen.items():
             if self.now - since > 2 * limit and claim in self.claims:
                 accused, _ = claim
                 by = self.claims[claim]
                 who = ", ".join(str(s) for s in sorted(by))
-                why = (
-                    f"seat(s) {who} say seat {accused} withheld a step; the other seats do not: "
-                    "the table could not agree"
-                )
+                whom = "one of the seats that could owe it" if accused is None else f"seat {accused}"
+                why = f"seat(s) {who} say {whom} withheld a step; the other seats do not: the table could not agree"
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
+
+    def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
+        """The seat that owes a one-of step (a claim naming none, D), if the claims show it: an
+        honest seat that does not owe the step claims it and an honest seat that owes it moves, so
+        when every seat but one has claimed, that one owes it — unless it is stuck itself (it
+        claimed a step before this one, or has a blame standing: an honest seat that never got its
+        hand cannot move, nor tell whether it owes the step). A claim for a later step does not
+        excuse it: its chain would hold its move before that claim. Judged only once the claims have stood for the
+        limit, so that such a seat's own claim has had time to come in at every seat (I1, I2)."""
+        unclaimed = [s for s in range(self.n) if s not in by]
+        if len(unclaimed) != 1 or self.now - self.claim_seen.get(claim, self.now) < limit:
+            return None
+        seat = unclaimed[0]
+        here = _point(claim[1])
+        stuck = any(seat in others and _point(key) < here for (_, key), others in self.claims.items())
+        return None if stuck or seat in self.pending_blames else seat
 
     def _stop(self, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
         """I2: the game stops with nobody convicted; every seat is told, with the claims shown."""
@@ -227,3 +247,16 @@ class ClockMixin(SessionCore):
         message = str(msg.body.get("message"))[:MAX_TEXT]
         self._stop("P-5.3", f"seat {seat} stopped the game: {message}", (msg.to_json(),))
         return True
+
+
+_STAGE_ORDER = {"seed": 0, "deal": 1, "play": 2, "audit": 3}
+
+
+def _point(key: str) -> tuple[int, int, int]:
+    """Where in the game a claim's step key (`_step_key`) is: (round, stage, step); a key of
+    another shape sorts last, so it excuses nobody."""
+    parts = key.split("/")
+    try:
+        return int(parts[0]), _STAGE_ORDER[parts[1]], int(parts[2]) if parts[1] != "seed" else 0
+    except (IndexError, KeyError, ValueError):
+        return (1 << 30, 0, 0)

@@ -76,6 +76,8 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
             else:
                 self._accept_public(sender, msg)
             self._pump()
+            if self.stage == "over" and msg.kind == "blame" and self.last_input_kept:
+                self._judge_after_over(msg)
         except EquivocationDetected as exc:
             self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
         except CheatDetected as exc:
@@ -120,14 +122,24 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
     def decision(self) -> tuple[Any, ...]:
         """The moves the local player may make now (empty when nothing is asked of them)."""
         rd = self.round
-        if self.stage != "play" or rd is None or rd.aborting:
-            return ()
+        if self.stage != "play" or rd is None or rd.aborting or self.my_claim is not None:
+            return ()  # a seat that claimed a timeout takes no step until the claim is settled (P-5.3)
+        if self._move_published(rd.step):
+            return ()  # P-5.1: one signed move per step; ours waits to be applied
         expected = self.game.expected(self.state)
         if expected.phase != "move" or self.me not in expected.seats:
             return ()
         if self.game.hidden_choice(expected.kind) is not None and (self.me in rd.phase_commits or rd.my_choice):
             return ()
         return tuple(self.game.legal_moves(self.state, self.me))
+
+    def _move_published(self, step: int) -> bool:
+        """This seat's own move or choice for `step` is signed and queued but not yet applied: a
+        second one for the same step would be an equivocation by an honest seat (P-5.1, I1)."""
+        return any(
+            m.kind in ("move", "commit") and m.round == self.round_index and m.body.get("step") == step
+            for m in self.inbox[self.me]
+        )
 
     def view(self) -> Any:
         """This seat's engine state (what the local player may know)."""

@@ -118,6 +118,8 @@ class Waiting:
     what: str
     automatic: bool
     since: float
+    # exactly one of `seats` owes it and this seat cannot tell which (Sixes' opening, X-2.2)
+    one_of: bool = False
 
 
 def private_channel(table: str, author: str, recipient: str) -> str:
