@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
 import logging
 import sys
 from collections.abc import Callable
@@ -347,14 +346,6 @@ async def run_table_app(
     return task.result()
 
 
-def _login_name() -> str:
-    try:
-        login = getpass.getuser()
-    except (KeyError, OSError):
-        login = ""
-    return login.capitalize()[:12] or "Player"
-
-
 def play_local_table(
     game: Game[Any, Any, Any, Any],
     options: Any,
@@ -368,10 +359,11 @@ def play_local_table(
     bot_delay: float | None = None,
 ) -> int:
     """`lanplay play`: one person against bots in the full-screen client; returns the exit status."""
+    from lanplay.describe import default_player_name
     from lanplay.ui.local_table import LocalTable, bot_delay_from_env
 
     if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
-        name = _login_name()
+        name = default_player_name()
     players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
     model = TableModel(game, players, 0, lang)
     delay = bot_delay if bot_delay is not None else bot_delay_from_env()

@@ -495,10 +495,11 @@ def _table_for(
 def lobby_command(name: str | None, lang: str | None, interface: str | None) -> int:
     """`lanplay` (or `lanplay lobby`). An address not on this laptop or an unreadable saved choice raise
     (`InterfaceError`, `StoreError`): `lanplay.cli.main` says so in one line, exit 2."""
+    from lanplay.describe import default_player_name
     from lanplay.network import find_saved, network_in_use
     from lanplay.store import data_dir, load_network
     from lanplay.tables import load_identity
-    from lanplay.ui.app import _login_name, log_to_file
+    from lanplay.ui.app import log_to_file
     from lanplay.ui.i18n import detect_lang
     from lanplay.ui.local_table import bot_delay_from_env
 
@@ -510,7 +511,7 @@ def lobby_command(name: str | None, lang: str | None, interface: str | None) -> 
     identity = load_identity(directory)
     return asyncio.run(
         run_lobby(
-            identity=identity, data_dir=directory, interface=network, name=name or _login_name(),
+            identity=identity, data_dir=directory, interface=network, name=name or default_player_name(),
             lang=detect_lang(lang), bot_delay=bot_delay_from_env(),
             notice=Msg("net_gone", {"label": f"{saved.interface} {saved.address}"}) if gone and saved else None,
         )

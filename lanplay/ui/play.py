@@ -24,11 +24,12 @@ from typing import Any
 
 from engine.api import Game
 from engine.games import get_game
+from lanplay.describe import default_player_name
 from lanplay.discovery import DEFAULT_INTERFACE
 from lanplay.lobby import TablePlan
 from lanplay.runner import unfinished_journal
 from lanplay.tables import bot_name, load_identity, local_bot_dirs
-from lanplay.ui.app import _login_name, build_app, log_to_file, run_table_app
+from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from protocol.identity import Identity
@@ -104,7 +105,7 @@ def play_net_table(
     from lanplay.ui.local_table import bot_delay_from_env
 
     if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
-        name = _login_name()
+        name = default_player_name()
     directory = directory if directory is not None else data_dir()
     log_to_file(directory)
     identity = load_identity(directory)
