@@ -139,11 +139,13 @@ class ClockMixin(SessionCore):
         if expected.phase == "move" and hidden is not None:
             if len(rd.phase_commits) < len(expected.seats):
                 pending = [s for s in expected.seats if s not in rd.phase_commits]
-                return self._waiting(pending, f"choose ({expected.kind})", False)
+                held = any(self._holds_step_message(s) for s in pending)
+                return self._waiting(pending, f"choose ({expected.kind})", held)
             pending = [s for s in expected.seats if s not in rd.phase_reveals]
             return self._waiting(pending, "reveal the chosen card", True)
         if expected.phase == "move":
-            return self._waiting(expected.seats, expected.kind, False, one_of=expected.one_of)
+            held = any(self._holds_step_message(s) for s in expected.seats)
+            return self._waiting(expected.seats, expected.kind, held, one_of=expected.one_of)
         return None
 
     def _waiting(self, seats: Sequence[int], what: str, automatic: bool, one_of: bool = False) -> Waiting:
@@ -203,6 +205,13 @@ class ClockMixin(SessionCore):
             named = claim[0]
             accused = named if named is not None else self._owes_one_of(claim, by, limit)
             if accused is not None and all(s in by for s in range(self.n) if s != accused):
+                if accused == self.me and not self._owed_past_limit(claim[1]):
+                    # I1: with two seats (or every other seat colluding) the claims alone would
+                    # convict; this seat knows it does not owe that step, or not for that long.
+                    who = ", ".join(str(s) for s in sorted(by))
+                    why = f"seat(s) {who} say this seat withheld a step it does not owe: the table could not agree"
+                    self._stop("P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
+                    return
                 what = str(by[min(by)].body.get("what"))[:MAX_TEXT]
                 why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
@@ -216,6 +225,19 @@ class ClockMixin(SessionCore):
                 why = f"seat(s) {who} say {whom} withheld a step; the other seats do not: the table could not agree"
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
+
+    def _owed_past_limit(self, key: str) -> bool:
+        """Whether this seat itself owes the step `key` names and has owed it past its limit by its
+        own clock: only then can claims against it be true (an honest claimant claims only after its
+        own clock ran out, and this seat's clock for the step started no later than its chain shows)."""
+        waiting = self.waiting() if self.stage not in ("ended", "over") else None
+        if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
+            return False
+        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
+        if limit is None:
+            return False
+        first = self._first_due.get((self.me, key), self.now)
+        return self.now - first >= limit
 
     def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
         """The seat that owes a one-of step (a claim naming none, D), if the claims show it: an
