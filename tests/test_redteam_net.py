@@ -31,7 +31,16 @@ from protocol.commitment import Commitment, Opening
 from protocol.encoding import JSONObject
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
-from protocol.plan import PlanDraw, PlanError, Roster, TablePlan, commitment_from_json, draw_order, opening_from_json
+from protocol.plan import (
+    PlanDraw,
+    PlanError,
+    Roster,
+    TablePlan,
+    commitment_from_json,
+    draw_order,
+    opening_from_json,
+    order_commitment,
+)
 from protocol.session import Send, TableSession
 from protocol.testing import Harness
 
@@ -120,22 +129,19 @@ def test_an_honest_relay_gives_every_joiner_the_signed_plan() -> None:
     signed.verify()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "P-3.2 broken: the host relays every reveal, so it learns the drawn order before anyone else; it "
-        "can then simply send a new {'draw': attempt + 1} for the very same roster and every joiner "
-        "(`_JoinerSeat.handle`, lanplay/lobby.py) commits again with fresh bytes. The host re-rolls for "
-        "free, undetected, until the order suits it (here: the host sits at seat 0, the first locker)."
-    ),
-)
 def test_the_host_cannot_re_roll_the_draw_after_seeing_every_reveal() -> None:
-    forced = 0
+    """P-3.2: the host relays every reveal, so it knows the drawn order first. A host that dislikes it
+    and simply starts a new draw for the very same roster is left by every joiner, with an error that
+    names the host's re-draw: it never gets to seat itself first by re-rolling."""
+    forced, refusals = 0, []
     for _ in range(8):
         lobby = Lobby.make(3)
         for attempt in range(1, 65):
-            drawn = _draw_until_reveals(lobby, attempt)
+            try:
+                drawn = _draw_until_reveals(lobby, attempt)
+            except LobbyError as exc:  # a joiner refused the re-draw: the attack ends here
+                refusals.append((attempt, str(exc)))
+                break
             if drawn.order[0] == 0:  # the host (join index 0) would sit first
                 signed, plans = _finish(lobby, attempt, drawn)
                 if plans[0] == signed:
@@ -143,6 +149,125 @@ def test_the_host_cannot_re_roll_the_draw_after_seeing_every_reveal() -> None:
                 break
     # Honestly the host sits first 1/3 of the time; 8 tables in a row is (1/3)^8.
     assert forced < 8, f"the host seated itself first at {forced} of 8 tables by re-rolling"
+    # Every re-draw was refused at once (the second draw), and the refusal says the host did it.
+    assert refusals and all(attempt == 2 for attempt, _ in refusals), refusals
+    assert all("host started the seat draw again for the same seats" in why and "P-3.2" in why for _, why in refusals)
+
+
+def _reveal_then(lobby: Lobby, message: JSONObject, seat: int = 0) -> None:
+    """Every joiner commits and reveals in draw 1; then joiner ``seat`` gets ``message`` from the host."""
+    _draw_until_reveals(lobby, 1)
+    lobby.seats[seat].handle(message, None)
+
+
+def _redraw(lobby: Lobby, roster: Roster, attempt: int = 2, seat: int = 0) -> None:
+    lobby.seats[seat].handle({"draw": {"attempt": attempt, "roster": roster.to_json()}}, None)
+
+
+def _barred_notice(lobby: Lobby, index: int, why: str = "it sent no reveal") -> JSONObject:
+    return {"barred": {"key": lobby.roster.seats[index].public_key, "why": why}}
+
+
+def test_a_host_that_drops_a_joiner_and_re_adds_it_cannot_re_draw() -> None:
+    """Variants of the re-roll: the roster changed (a joiner dropped and put back, one swapped for a new
+    key, the join order shuffled) after the reveals, with no seat barred: refused, naming the host."""
+    for change in ("re-added", "swapped", "reordered"):
+        lobby = Lobby.make(3)
+        _draw_until_reveals(lobby, 1)
+        seats = list(lobby.roster.seats)
+        if change == "re-added":  # seat list without joiner 2, then with it again
+            lobby.seats[0].handle({"seats": [s.to_json() for s in seats[:2]]}, None)
+            lobby.seats[0].handle({"seats": [s.to_json() for s in seats]}, None)
+        elif change == "swapped":
+            seats[2] = SeatInfo("P9", Identity.generate().public.hex(), HOST, free_port(HOST))
+        else:
+            seats[1], seats[2] = seats[2], seats[1]
+        with pytest.raises(LobbyError, match=r"host started the seat draw again .*without barring.*P-3\.2"):
+            _redraw(lobby, dataclasses.replace(lobby.roster, seats=tuple(seats)))
+
+
+def test_a_bar_pays_for_one_re_draw_and_is_seen_by_every_joiner() -> None:
+    """The only re-draw after the reveals a joiner takes part in: one the host paid for by barring a
+    seat of that draw (it withheld its reveal), which this joiner is told about; the barred seat may not
+    come back, and the host cannot re-draw without bound by barring one accomplice after another."""
+    lobby = Lobby.make(3)
+    _draw_until_reveals(lobby, 1)
+    joiner = lobby.seats[0]
+    joiner.handle(_barred_notice(lobby, 2), None)
+    (notice,) = joiner.take_notices()
+    assert "P2" in notice and "barred" in notice and "sent no reveal" in notice
+    newcomer = SeatInfo("P3", Identity.generate().public.hex(), HOST, free_port(HOST))
+    roster = dataclasses.replace(lobby.roster, seats=(*lobby.roster.seats[:2], newcomer))
+    reply, _ = joiner.handle({"draw": {"attempt": 2, "roster": roster.to_json()}}, None)
+    assert reply is not None and "commit" in reply
+    with pytest.raises(LobbyError, match="back in"):  # the barred seat listed again
+        joiner.handle({"seats": [s.to_json() for s in lobby.roster.seats]}, None)
+    with pytest.raises(LobbyError, match="back in the seat draw after barring"):
+        _redraw(lobby, lobby.roster, attempt=3)
+    # one accomplice barred after another: each buys one re-draw, MAX_REDRAWS in all
+    lobby = Lobby.make(3)
+    joiner, roster = lobby.seats[0], lobby.roster
+    with pytest.raises(LobbyError, match="too many re-draws"):
+        for attempt in range(1, lobby_module.MAX_REDRAWS + 3):
+            body = {"draw": {"attempt": attempt, "roster": roster.to_json()}}
+            reply, _ = joiner.handle(body, None)
+            assert reply is not None
+            mine = PlanDraw(roster, lobby.host, os.urandom)
+            commitments = [mine.commitment, commitment_from_json(reply["commit"]["digest"])]  # type: ignore[index]
+            commitments.append(PlanDraw(roster, lobby.host, os.urandom).commitment)  # the accomplice's (made up)
+            host_open = mine.reveal(commitments)
+            opened = {"attempt": attempt, "list": [c.hex() for c in commitments], "host": _opening_json(host_open)}
+            joiner.handle({"commits": opened}, None)
+            joiner.handle({"barred": {"key": roster.seats[2].public_key, "why": "no reveal"}}, None)
+            accomplice = SeatInfo(f"A{attempt}", Identity.generate().public.hex(), HOST, free_port(HOST))
+            roster = dataclasses.replace(roster, seats=(*roster.seats[:2], accomplice))
+    assert joiner.redraws == lobby_module.MAX_REDRAWS + 1
+
+
+def test_a_joiner_the_host_falsely_bars_says_it_had_revealed() -> None:
+    """A host that pretends an honest joiner withheld (to re-draw) loses that joiner, which leaves
+    saying it had sent its reveal; the others see the bar (and so can tell a lobby that keeps barring)."""
+    lobby = Lobby.make(3)
+    _draw_until_reveals(lobby, 1)
+    with pytest.raises(LobbyError, match=r"had sent its reveal.*P-3\.2"):
+        lobby.seats[1].handle(_barred_notice(lobby, 2), None)
+    lobby.seats[0].handle(_barred_notice(lobby, 2), None)
+    assert lobby.seats[0].take_notices()
+
+
+def test_different_rosters_for_different_joiners_never_start() -> None:
+    """The host shows joiner 1 one roster and joiner 2 another (its own mesh port differs), and makes up
+    the other joiner's share in each: both joiners pass every check of their own and sign, but they
+    signed different plans, so no start carries signatures that joiner 1 (or any runner) accepts."""
+    lobby = Lobby.make(3)
+    host_seat = lobby.roster.seats[0]
+    other = dataclasses.replace(lobby.roster, seats=(dataclasses.replace(host_seat, port=host_seat.port + 1),
+                                                     *lobby.roster.seats[1:]))  # fmt: skip
+    signed: list[tuple[TablePlan, str, str]] = []
+    for j, roster in ((0, lobby.roster), (1, other)):
+        seat, absent = lobby.seats[j], 2 - j  # the join index of the joiner shown the other roster
+        reply, _ = seat.handle({"draw": {"attempt": 1, "roster": roster.to_json()}}, None)
+        mine = PlanDraw(roster, lobby.host, os.urandom)
+        made_up = order_commitment(roster, absent, os.urandom(32))
+        commitments = [mine.commitment, made_up[0], made_up[0]]
+        commitments[j + 1] = commitment_from_json(reply["commit"]["digest"])  # type: ignore[index]
+        host_open = mine.reveal(commitments)
+        body = {"attempt": 1, "list": [c.hex() for c in commitments], "host": _opening_json(host_open)}
+        reply, _ = seat.handle({"commits": body}, None)
+        openings = [host_open, made_up[1], made_up[1]]
+        openings[j + 1] = opening_from_json(reply["reveal"])  # type: ignore[index]
+        reply, _ = seat.handle({"reveals": {"attempt": 1, "list": [_opening_json(o) for o in openings]}}, None)
+        plan, host_sig = mine.plan(openings)
+        signed.append((plan, host_sig, str(reply["sign"]["signature"])))  # type: ignore[index]
+    (plan_a, host_a, sig_a), (plan_b, _, sig_b) = signed
+    assert plan_a.table_id != plan_b.table_id
+    by_key = {lobby.host.public.hex(): host_a, lobby.joiners[0].public.hex(): sig_a,
+              lobby.joiners[1].public.hex(): sig_b}  # fmt: skip
+    start = plan_a.with_signatures([by_key[s.public_key] for s in plan_a.seats])
+    with pytest.raises(PlanError, match="did not sign"):
+        lobby.seats[0].handle({"start": start.to_json()}, None)
+    with pytest.raises(PlanError, match="did not sign"):
+        start.verify()  # what the runner checks before the first shuffle
 
 
 def test_a_joiner_sees_no_other_joiners_reveal_before_its_own() -> None:
@@ -286,7 +411,8 @@ def test_junk_from_a_host_is_a_lobby_error_never_a_crash(stage: str) -> None:
 async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, withhold: bool) -> str:
     """A modified joiner: it runs the real joiner seat but, when `withhold`, sends no reveal once it has
     the host's share (in a two-seat table it then knows the order before anyone else). Returns what
-    became of it: 'dropped' (the host gave up on it), 'drawing' (the host started a draw with it)."""
+    became of it: 'drawing' (the host started a draw with it), 'refused: why' or 'barred: why' (the
+    host's error, before or after it took a seat), 'dropped' (the link closed without a word)."""
     me = SeatInfo("Eve", identity.public.hex(), HOST, 6100)
     async with connect(f"ws://{HOST}:{port}/", compression=None, proxy=None) as ws:
         cipher, host_key = await lobby_module._handshake(ws, identity, lobby_id, initiator=True)
@@ -296,11 +422,12 @@ async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, w
             while True:
                 message = await lobby_module._recv(ws, cipher)
                 if "error" in message:
-                    return "refused"
+                    return f"{'barred' if seat.revealed is not None else 'refused'}: {message['error']}"
                 if "draw" in message and not withhold:
                     return "drawing"
                 if "commits" in message and withhold:
-                    continue  # Eve knows the order now; it is not to her liking: no reveal
+                    seat.revealed = seat.draw.roster if seat.draw else None  # Eve knows the order now: no reveal
+                    continue
                 reply, _ = seat.handle(message, None)
                 if reply is not None:
                     await lobby_module._send(ws, cipher, reply)
@@ -308,21 +435,13 @@ async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, w
             return "dropped"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "P-3.2 last-revealer bias: the host reveals first, so in a two-seat lobby the joiner knows the "
-        "drawn order before it reveals; withholding its reveal costs it nothing but LOBBY_TIMEOUT "
-        "(`LobbyHost._gather` just closes its link, nobody is told why), and it may join again at once "
-        "and get a fresh draw (`LobbyHost._serve` only refuses a key that holds a seat now): a free "
-        "re-roll, as often as it likes. With more seats a joiner colluding with the host does the same."
-    ),
-)
 def test_a_joiner_that_withheld_its_reveal_gets_no_fresh_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """P-3.2 last-revealer bias: in a two-seat lobby the host reveals first, so the joiner knows the
+    order before it reveals. Withholding its reveal gets it barred from the lobby by key, told why;
+    coming back with the same key is refused: no fresh draw, no re-roll."""
     monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 1.0)
 
-    async def scenario() -> tuple[str, str]:
+    async def scenario() -> tuple[str, str, dict[str, str]]:
         host = Identity.generate()
         lobby = LobbyHost(host, GAME, {}, 2, SeatInfo("Host", host.public.hex(), HOST, 6099))
         port = await lobby.start(HOST)
@@ -333,11 +452,47 @@ def test_a_joiner_that_withheld_its_reveal_gets_no_fresh_draw(monkeypatch: pytes
                 second = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=False)
         finally:
             await lobby.close()
-        return first, second
+        return first, second, dict(lobby.barred)
 
-    first, second = asyncio.run(scenario())
-    assert first == "dropped"
+    first, second, barred = asyncio.run(scenario())
+    assert first.startswith("barred:") and "no reveal" in first and "P-3.2" in first, first
     assert second != "drawing", "the seat that withheld its reveal was given a fresh draw of the seat order"
+    assert second.startswith("refused:") and "barred" in second, second
+    assert len(barred) == 1 and "no reveal" in next(iter(barred.values()))
+
+
+def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three seats: Eve withholds her reveal after Bob revealed. Bob is told Eve is barred and why,
+    takes part in the new draw (paid for by the bar) when Carol fills the seat, and every seat gets one
+    plan without Eve."""
+    monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 1.0)
+
+    async def scenario() -> tuple[list[TablePlan], list[str], str, str]:
+        host = Identity.generate()
+        lobby = LobbyHost(host, GAME, {}, 3, SeatInfo("Host", host.public.hex(), HOST, 6097))
+        port = await lobby.start(HOST)
+        eve, notices = Identity.generate(), []
+        try:
+            async with asyncio.timeout(15):
+                bob = asyncio.create_task(join_lobby(
+                    Identity.generate(), lobby.lobby_id, HOST, port, "Bob", (HOST, 6096),
+                    host_fingerprint=host.public.fingerprint, game=GAME, on_notice=notices.append))  # fmt: skip
+                await until(lambda: len(lobby.taken) == 2)
+                first = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=True)
+                carol = join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Carol", (HOST, 6095))
+                plans = list(await asyncio.gather(bob, carol, lobby.wait_plan()))
+                second = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=False)
+        finally:
+            await lobby.close()
+        return plans, notices, first, second
+
+    plans, notices, first, second = asyncio.run(scenario())
+    assert first.startswith("barred:")
+    assert plans[0] == plans[1] == plans[2]
+    plans[0].verify()
+    assert [s.name for s in plans[0].seats if s.name == "Eve"] == []
+    assert len(notices) == 1 and "Eve" in notices[0] and "no reveal" in notices[0], notices
+    assert second.startswith("refused:")
 
 
 def test_junk_joiners_never_crash_the_host_and_the_table_still_forms(caplog: pytest.LogCaptureFixture) -> None:
