@@ -92,6 +92,20 @@ class TableFull(LobbyError):
     """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
+@dataclass(frozen=True, slots=True)
+class SeatBarred:
+    """What a joiner is told when the host bars a seat of its draw (P-3.2): who, and why (the why is
+    the host's text, already made safe to show)."""
+
+    name: str
+    fingerprint: str
+    why: str
+
+    def __str__(self) -> str:
+        return (f"{shown(self.name)} ({self.fingerprint}) is barred from this lobby: {self.why}; "
+                f"the seat order is drawn again without it ({ORDER_RULE})")  # fmt: skip
+
+
 # --- one encrypted lobby link -----------------------------------------------------------------
 
 
@@ -472,7 +486,7 @@ async def join_lobby(
     *,
     host_fingerprint: str | None = None,
     game: str | None = None,
-    on_notice: Callable[[str], None] | None = None,
+    on_notice: Callable[[SeatBarred], None] | None = None,
 ) -> TablePlan:
     """Take a seat at the table whose lobby listens at host:port; returns the plan, signed by every
     seat and verified, once the game starts. `runs_on`: this seat is a bot run by the laptop with that
@@ -538,9 +552,9 @@ class _JoinerSeat:
     bars_since: set[str] = field(default_factory=set)  # keys of ``revealed`` barred since this seat revealed
     barred: dict[str, str] = field(default_factory=dict)  # every key the host barred, and its name
     redraws: int = 0
-    notices: list[str] = field(default_factory=list)
+    notices: list[SeatBarred] = field(default_factory=list)
 
-    def take_notices(self) -> list[str]:
+    def take_notices(self) -> list[SeatBarred]:
         notices, self.notices = self.notices, []
         return notices
 
@@ -622,10 +636,7 @@ class _JoinerSeat:
         self.barred[key] = seat.name
         if self.revealed is not None and key in {s.public_key for s in self.revealed.seats}:
             self.bars_since.add(key)
-        self.notices.append(
-            f"{shown(seat.name)} ({seat.fingerprint}) is barred from this lobby: {why}; "
-            f"the seat order is drawn again without it ({ORDER_RULE})"
-        )
+        self.notices.append(SeatBarred(seat.name, seat.fingerprint, why))
 
     def _check_redraw(self, roster: Roster) -> None:
         """A draw after this seat revealed in another is a re-roll of an order the host may have seen:
@@ -672,6 +683,7 @@ __all__ = [
     "TABLE_FULL",
     "LobbyError",
     "LobbyHost",
+    "SeatBarred",
     "SeatInfo",
     "TableFull",
     "TableInfo",

@@ -195,7 +195,8 @@ def test_a_bar_pays_for_one_re_draw_and_is_seen_by_every_joiner() -> None:
     joiner = lobby.seats[0]
     joiner.handle(_barred_notice(lobby, 2), None)
     (notice,) = joiner.take_notices()
-    assert "P2" in notice and "barred" in notice and "sent no reveal" in notice
+    assert notice.name == "P2" and notice.fingerprint == lobby.roster.seats[2].fingerprint
+    assert "P2" in str(notice) and "barred" in str(notice) and "sent no reveal" in str(notice)
     newcomer = SeatInfo("P3", Identity.generate().public.hex(), HOST, free_port(HOST))
     roster = dataclasses.replace(lobby.roster, seats=(*lobby.roster.seats[:2], newcomer))
     reply, _ = joiner.handle({"draw": {"attempt": 2, "roster": roster.to_json()}}, None)
@@ -471,7 +472,7 @@ def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeyp
         host = Identity.generate()
         lobby = LobbyHost(host, GAME, {}, 3, SeatInfo("Host", host.public.hex(), HOST, 6097))
         port = await lobby.start(HOST)
-        eve, notices = Identity.generate(), []
+        eve, notices = Identity.generate(), list[lobby_module.SeatBarred]()
         try:
             async with asyncio.timeout(15):
                 bob = asyncio.create_task(join_lobby(
@@ -491,7 +492,7 @@ def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeyp
     assert plans[0] == plans[1] == plans[2]
     plans[0].verify()
     assert [s.name for s in plans[0].seats if s.name == "Eve"] == []
-    assert len(notices) == 1 and "Eve" in notices[0] and "no reveal" in notices[0], notices
+    assert len(notices) == 1 and notices[0].name == "Eve" and "no reveal" in notices[0].why, notices
     assert second.startswith("refused:")
 
 
