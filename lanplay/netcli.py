@@ -22,7 +22,7 @@ from lanplay.describe import bot_lines
 from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import data_dir
+from lanplay.store import ResumeFailed, data_dir
 from lanplay.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
@@ -243,15 +243,19 @@ def parse_address(text: str) -> tuple[str, int]:
 
 async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, player: LocalPlayer, args: Any) -> int:
     identity = load_identity(directory)
-    resumed = await resume_table(
-        identity=identity,
-        data_dir=directory,
-        interface=interface,
-        player=player,
-        step_timeout=args.step_timeout,
-        reconnect_timeout=args.reconnect_timeout,
-        on_event=_printer(),
-    )
+    try:
+        resumed = await resume_table(
+            identity=identity,
+            data_dir=directory,
+            interface=interface,
+            player=player,
+            step_timeout=args.step_timeout,
+            reconnect_timeout=args.reconnect_timeout,
+            on_event=_printer(),
+        )
+    except ResumeFailed as exc:  # I3: the journal was set aside; say so and do what was asked
+        print(f"lanplay: {exc}", file=sys.stderr)
+        resumed = None
     if resumed is not None:
         print("resumed the unfinished game")
         return _report(resumed)

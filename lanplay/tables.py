@@ -323,7 +323,11 @@ async def _resume_bot(
         found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
         step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
     )  # fmt: skip
-    return await runner.run()
+    try:
+        return await runner.run()
+    except StoreError as exc:  # (ResumeFailed: its journal was set aside) the person's own seat plays on
+        log.warning("cannot resume the bot in %s: %s", bot_dir, exc)
+        return None
 
 
 def load_identity(data_dir: Path) -> Identity:

@@ -8,12 +8,14 @@ xfail whose reason says what breaks and where.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import dataclasses
 import logging
 import os
 import secrets
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +26,11 @@ from websockets.exceptions import ConnectionClosed
 
 from lanplay import lobby as lobby_module
 from lanplay import mesh as mesh_module
+from lanplay import netcli
+from lanplay.cli import main
 from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, _JoinerSeat, join_lobby
 from lanplay.runner import TableRunner, free_port, unfinished_journal
-from lanplay.store import Journal, journal_path
+from lanplay.store import Journal, ResumeFailed, journal_path, set_aside_journals
 from protocol.commitment import Commitment, Opening
 from protocol.encoding import JSONObject
 from protocol.errors import ProtocolError
@@ -614,36 +618,49 @@ class _Idle:
         await asyncio.sleep(3600)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "I3 broken (local input only: a peer cannot cause it, the runner writes these fields itself): "
-        "`TableRunner._restore` (lanplay/runner.py) reads records with bare r['hex'] / record['data'] / "
-        "bytes.fromhex / int(str(...)) and replays decisions with session.decide, so a journal line of "
-        "valid JSON but the wrong shape (hand-edited, another version, or a replay that diverged: "
-        "IllegalMove) escapes `run()` as a bare KeyError/ValueError/IllegalMove naming no file, before "
-        "the `try` that closes the mesh (its listening socket stays open in a UI process); "
-        "`unfinished_journal` keeps offering the same journal, so every resume fails the same way."
-    ),
-)
-@pytest.mark.parametrize("damage", ["bad-hex", "missing-field"])
-def test_a_journal_that_cannot_resume_says_why_and_stays_out_of_the_way(tmp_path: Path, damage: str) -> None:
-    """A journal whose replay cannot go on (a record of the wrong shape, or draws that do not match):
-    the resume must fail with an error naming the journal, not a bare KeyError/ValueError, and the
-    other commands must not trip over it."""
-    plan, idents = _two_seat_plan()
-    path = journal_path(tmp_path, plan.table_id, 0)
+def _damaged_journal(home: Path, plan: TablePlan, damage: str) -> Path:
+    """Seat 0's journal of ``plan``, valid JSON in a valid hash chain, with one record of the wrong
+    shape (hand-edited, another version) or one that cannot replay."""
+    path = journal_path(home, plan.table_id, 0)
     journal = Journal(path)
-    journal.append({"t": "table", "plan": plan.to_json(), "seat": 0})
+    journal.append({"t": "table", "plan": plan.to_json(), "seat": 1 if damage == "other-seat" else 0})
     journal.append({"t": "start", "ms": 1000})
     journal.append({"t": "entropy", "hex": "00" * 32})
     journal.append({"t": "entropy", "hex": "00" * 32})
-    if damage == "bad-hex":
-        journal.append({"t": "in", "from": 1, "data": "zz", "ms": 1001})
-    elif damage == "missing-field":
-        journal.append({"t": "in", "from": 1, "ms": 1001})
-    assert unfinished_journal(tmp_path) is not None  # `lanplay where` lists it; the UI offers to resume it
+    damaged: dict[str, JSONObject] = {
+        "bad-hex": {"t": "in", "from": 1, "data": "zz", "ms": 1001},
+        "upper-hex": {"t": "in", "from": 1, "data": "AB", "ms": 1001},
+        "missing-field": {"t": "in", "from": 1, "ms": 1001},
+        "wrong-type": {"t": "in", "from": "1", "data": "00", "ms": 1001},
+        "superscript": {"t": "tick", "ms": "²"},  # "²".isdigit() is true, int("²") raises
+        "own-seat": {"t": "link", "seat": 0, "up": True, "ms": 1001},
+        "no-such-seat": {"t": "link", "seat": 7, "up": True, "ms": 1001},
+        "unknown-kind": {"t": "teleport", "ms": 1001},
+        "second-start": {"t": "start", "ms": 1001},
+        "move-not-object": {"t": "decide", "move": [1], "ms": 1001},
+        "bad-move": {"t": "decide", "move": {"card": "zz"}, "ms": 1001},  # a replay that diverged
+        "short-entropy": {"t": "entropy", "hex": "00"},
+        "other-seat": {"t": "tick", "ms": 1001},
+    }
+    journal.append(damaged[damage])
+    return path
+
+
+# Damage the shape check finds (the rest is found only by replaying: the journal looks fine).
+_SHAPE_DAMAGE = ["bad-hex", "upper-hex", "missing-field", "wrong-type", "superscript", "own-seat", "no-such-seat",
+                 "unknown-kind", "second-start", "move-not-object"]  # fmt: skip
+_REPLAY_DAMAGE = ["bad-move", "short-entropy", "other-seat"]
+
+
+@pytest.mark.parametrize("damage", _SHAPE_DAMAGE + _REPLAY_DAMAGE)
+def test_a_journal_that_cannot_resume_says_why_and_stays_out_of_the_way(tmp_path: Path, damage: str) -> None:
+    """I3: a journal whose replay cannot go on (a record of the wrong shape, or a replay that does not
+    go as it went) fails the resume with one `ResumeFailed` naming the journal and the line, opens
+    nothing (the mesh's port is free), and is set aside: nothing offers it again, `lanplay where`
+    lists it, and the same runner then starts its seat afresh."""
+    plan, idents = _two_seat_plan()
+    path = _damaged_journal(tmp_path, plan, damage)
+    port = plan.seats[0].port if plan.seats[0].public_key == idents[0].public.hex() else plan.seats[1].port
 
     async def resume() -> None:
         runner = TableRunner(plan, idents[0], tmp_path, _Idle(), HOST, step_timeout=5, reconnect_timeout=5)
@@ -652,10 +669,73 @@ def test_a_journal_that_cannot_resume_says_why_and_stays_out_of_the_way(tmp_path
 
     with pytest.raises(Exception) as caught:  # the point is which exception
         asyncio.run(resume())
-    assert isinstance(caught.value, LobbyError | ProtocolError | OSError), (
-        f"resume failed with a bare {type(caught.value).__name__}: {caught.value}"
-    )
-    assert str(path.name) in str(caught.value) or "journal" in str(caught.value)
+    failed = caught.value
+    assert isinstance(failed, ResumeFailed), f"resume failed with a bare {type(failed).__name__}: {failed}"
+    assert str(path) in str(failed) and ("line 5" in failed.why or "first line" in failed.why), failed.why
+    assert failed.set_aside_as is not None and failed.set_aside_as.exists() and not path.exists()
+    assert failed.set_aside_as.name in str(failed)
+    assert unfinished_journal(tmp_path) is None  # not offered again: `lanplay`, `where`, play all go on
+    assert set_aside_journals(tmp_path) == [failed.set_aside_as]
+    with socket.socket() as probe:  # nothing was left listening
+        probe.bind((HOST, port))
+
+
+@pytest.mark.parametrize("damage", _SHAPE_DAMAGE)
+def test_a_journal_of_the_wrong_shape_is_never_offered(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What `lanplay where`, the lobby's r and every command's resume ask first: a journal that cannot
+    be resumed is set aside there, with a warning naming it and the fault, and not offered."""
+    plan, _ = _two_seat_plan()
+    path = _damaged_journal(tmp_path, plan, damage)
+    caplog.set_level(logging.WARNING)
+    assert unfinished_journal(tmp_path) is None
+    (aside,) = set_aside_journals(tmp_path)
+    assert not path.exists() and aside.name == path.name + ".broken"
+    assert any(str(path) in r.getMessage() and "line 5" in r.getMessage() for r in caplog.records)
+    Journal(aside).read()  # kept whole, for a look
+
+
+def test_a_journal_whose_replay_diverges_is_offered_then_set_aside(tmp_path: Path) -> None:
+    """Damage only a replay finds: the journal is offered (it looks fine), the resume fails with
+    `ResumeFailed`, and from then on it is set aside (a second damaged one gets its own name)."""
+    plan, idents = _two_seat_plan()
+    for round_ in range(2):
+        path = _damaged_journal(tmp_path, plan, "bad-move")
+        assert unfinished_journal(tmp_path) == (plan, path)
+        runner = TableRunner(plan, idents[0], tmp_path, _Idle(), HOST, step_timeout=5, reconnect_timeout=5)
+        with pytest.raises(ResumeFailed, match=r"line 5 \('decide'\) does not replay"):
+            asyncio.run(runner.run())
+        assert unfinished_journal(tmp_path) is None
+        assert len(set_aside_journals(tmp_path)) == round_ + 1
+
+
+def test_the_commands_say_a_resume_failed_and_do_what_was_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI path (I3): every network command resumes first; a resume that fails prints one line
+    naming the journal and where it was set aside, then the command goes on; `lanplay where` lists
+    the journal set aside."""
+    plan, idents = _two_seat_plan()
+    path = _damaged_journal(tmp_path, plan, "bad-move")
+    (tmp_path / "identity.key").write_bytes(idents[0].private_bytes())
+    (tmp_path / "identity.key").chmod(0o600)
+    monkeypatch.setenv("LANPLAY_HOME", str(tmp_path))
+    asked: list[Identity] = []
+
+    async def command(identity: Identity) -> Any:
+        asked.append(identity)
+        raise LobbyError("no table found (the command itself ran)")
+
+    args = argparse.Namespace(step_timeout=5.0, reconnect_timeout=5.0)
+    code = asyncio.run(netcli._resume_or(command, tmp_path, HOST, _Idle(), args))
+    err = capsys.readouterr().err
+    assert code == 2 and len(asked) == 1 and asked[0].public == idents[0].public
+    assert f"lanplay: cannot resume the game journaled in {path}" in err and ".broken" in err, err
+    assert "Traceback" not in err
+    assert main(["where"]) == 0
+    out = capsys.readouterr().out
+    assert "unfinished games: none" in out and f"journals set aside, they could not be resumed: {path}.broken" in out
 
 
 # --- replay determinism: does a resumed seat sign exactly what it signed before? -------------------
