@@ -514,8 +514,20 @@ async def join_lobby(
             join["bot"] = runs_on
         await _send(ws, cipher, {"join": join})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
+        deadline: float | None = None  # while the host owes the next step of the draw
         while True:
-            message = await _recv(ws, cipher)
+            if not seat.host_owes:
+                deadline = None
+            elif deadline is None:  # an honest host goes on within LOBBY_TIMEOUT (or bars the seat late)
+                deadline = asyncio.get_running_loop().time() + 3 * LOBBY_TIMEOUT
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await _recv(ws, cipher)
+            except TimeoutError:
+                raise LobbyError(
+                    f"the host did not go on with the seat draw for {3 * LOBBY_TIMEOUT:g} s after this seat sent its "
+                    f"part: it holds the draw up ({ORDER_RULE}); leaving"
+                ) from None
             try:
                 reply, plan = seat.handle(message, on_seats)
             except ProtocolError as exc:
@@ -553,6 +565,7 @@ class _JoinerSeat:
     barred: dict[str, str] = field(default_factory=dict)  # every key the host barred, and its name
     redraws: int = 0
     notices: list[SeatBarred] = field(default_factory=list)
+    host_owes: bool = False  # this seat sent its reveal or signature: the host owes the next step
 
     def take_notices(self) -> list[SeatBarred]:
         notices, self.notices = self.notices, []
@@ -568,6 +581,7 @@ class _JoinerSeat:
             raise LobbyError(f"the host refused: {shown(message['error'], MAX_WHY)}")
         if "barred" in message:
             self._on_barred(message["barred"])
+            self.host_owes = False
             return None, None
         if "seats" in message:
             self.draw = None  # the seats changed: any draw under way is void
@@ -589,6 +603,7 @@ class _JoinerSeat:
             self._check_redraw(roster)
             self.attempt = draw.get("attempt")
             self.draw = PlanDraw(roster, self.identity, secrets.token_bytes)
+            self.host_owes = False
             return {"commit": {"attempt": self.attempt, "digest": self.draw.commitment.hex()}}, None
         if self.draw is None:
             if "start" in message:
@@ -608,9 +623,11 @@ class _JoinerSeat:
                     verify_opening(commitments[0], host_opening, ORDER_TAG, self.draw.roster.digest, 0, 0)
                     # From here the host may learn the order: another draw must be paid for by a bar.
                     self.revealed, self.bars_since = self.draw.roster, set()
+                    self.host_owes = True
                     return {"reveal": {"attempt": self.attempt, "value": opening.value.hex(),
                                        "nonce": opening.nonce.hex()}}, None  # fmt: skip
                 _, signature = self.draw.plan([opening_from_json(o) for o in raw])
+                self.host_owes = True
                 return {"sign": {"attempt": self.attempt, "signature": signature}}, None
         if "start" in message:
             plan = self.draw.finish(TablePlan.from_json(message["start"]))
@@ -623,12 +640,12 @@ class _JoinerSeat:
             raise LobbyError("a bar names the key of the seat barred and why")
         key, why = str(body["key"]), shown(body["why"], MAX_WHY)
         if key == self.me.public_key:
-            sent = self.revealed is not None
-            raise LobbyError(
-                f"the host barred this seat from the lobby: {why}"
-                + (f"; this seat had sent its reveal: if it did not arrive late, the host is re-drawing the "
-                   f"seat order ({ORDER_RULE})" if sent else "")
-            )  # fmt: skip
+            if self.revealed is not None:
+                why += (f"; this seat had sent its reveal: if it did not arrive late, the host is re-drawing the "
+                        f"seat order ({ORDER_RULE})")  # fmt: skip
+            elif self.draw is not None:
+                why += "; this seat was never sent the commitments to reveal against"
+            raise LobbyError(f"the host barred this seat from the lobby: {why}")
         rosters = [r for r in (self.revealed, self.draw.roster if self.draw else None) if r is not None]
         seat = next((s for r in rosters for s in r.seats if s.public_key == key), None)
         if seat is None:

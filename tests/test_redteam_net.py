@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from test_mesh import identities, make_peers, raw_connect, raw_handshake, raw_resume, run, until
 from websockets.asyncio.client import connect
+from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
 from lanplay import lobby as lobby_module
@@ -498,6 +499,45 @@ def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeyp
     assert [s.name for s in plans[0].seats if s.name == "Eve"] == []
     assert len(notices) == 1 and notices[0].name == "Eve" and "no reveal" in notices[0].why, notices
     assert second.startswith("refused:")
+
+
+def test_a_host_that_holds_the_draw_up_after_the_reveals_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modified host that has every reveal and then neither relays them nor bars anyone (it may be
+    waiting for a pretext to re-draw): the joiner does not wait for ever, it leaves saying why."""
+    monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 0.3)
+    me, lobby_id = Identity.generate(), secrets.token_hex(16)
+
+    async def handler(ws: Any) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            cipher, key = await lobby_module._handshake(ws, me, lobby_id, initiator=False)
+            join = (await lobby_module._recv(ws, cipher))["join"]
+            assert isinstance(join, dict)
+            roster = Roster(lobby_id, GAME, {}, (SeatInfo("Host", me.public.hex(), HOST, 6090),
+                                                 SeatInfo.from_json({**join, "key": key})))  # fmt: skip
+            await lobby_module._send(ws, cipher, {"draw": {"attempt": 1, "roster": roster.to_json()}})
+            reply = (await lobby_module._recv(ws, cipher))["commit"]
+            assert isinstance(reply, dict)
+            mine = PlanDraw(roster, me, os.urandom)
+            commitments = [mine.commitment, commitment_from_json(reply["digest"])]
+            host_open = _opening_json(mine.reveal(commitments))
+            body = {"attempt": 1, "list": [c.hex() for c in commitments], "host": host_open}
+            await lobby_module._send(ws, cipher, {"commits": body})
+            await lobby_module._recv(ws, cipher)  # the reveal: the host knows the order now, and sits on it
+            for _ in range(100):
+                await lobby_module._send(ws, cipher, {"seats": [s.to_json() for s in roster.seats]})  # chatter
+                await asyncio.sleep(0.1)
+
+    async def scenario() -> float:
+        async with serve(handler, HOST, 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            began = asyncio.get_running_loop().time()
+            with pytest.raises(LobbyError, match=r"did not go on with the seat draw .*P-3\.2"):
+                async with asyncio.timeout(5):
+                    await join_lobby(Identity.generate(), lobby_id, HOST, port, "Bob", (HOST, 6091),
+                                     host_fingerprint=me.public.fingerprint)  # fmt: skip
+            return asyncio.get_running_loop().time() - began
+
+    assert asyncio.run(scenario()) < 3
 
 
 def test_junk_joiners_never_crash_the_host_and_the_table_still_forms(caplog: pytest.LogCaptureFixture) -> None:
