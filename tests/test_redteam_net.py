@@ -414,11 +414,14 @@ def test_junk_from_a_host_is_a_lobby_error_never_a_crash(stage: str) -> None:
 # --- a modified joiner on loopback -----------------------------------------------------------------
 
 
-async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, withhold: bool) -> str:
+async def _joiner_that_withholds(
+    identity: Identity, lobby_id: str, port: int, withhold: bool, leave: bool = False
+) -> str:
     """A modified joiner: it runs the real joiner seat but, when `withhold`, sends no reveal once it has
-    the host's share (in a two-seat table it then knows the order before anyone else). Returns what
-    became of it: 'drawing' (the host started a draw with it), 'refused: why' or 'barred: why' (the
-    host's error, before or after it took a seat), 'dropped' (the link closed without a word)."""
+    the host's share (in a two-seat table it then knows the order before anyone else); with `leave` it
+    hangs up there instead. Returns what became of it: 'drawing' (the host started a draw with it),
+    'refused: why' or 'barred: why' (the host's error, before or after it took a seat), 'dropped' (the
+    link closed without a word), 'left'."""
     me = SeatInfo("Eve", identity.public.hex(), HOST, 6100)
     async with connect(f"ws://{HOST}:{port}/", compression=None, proxy=None) as ws:
         cipher, host_key = await lobby_module._handshake(ws, identity, lobby_id, initiator=True)
@@ -433,6 +436,8 @@ async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, w
                     return "drawing"
                 if "commits" in message and withhold:
                     seat.revealed = seat.draw.roster if seat.draw else None  # Eve knows the order now: no reveal
+                    if leave:
+                        return "left"
                     continue
                 reply, _ = seat.handle(message, None)
                 if reply is not None:
@@ -441,10 +446,11 @@ async def _joiner_that_withholds(identity: Identity, lobby_id: str, port: int, w
             return "dropped"
 
 
-def test_a_joiner_that_withheld_its_reveal_gets_no_fresh_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("leave", [False, True])
+def test_a_joiner_that_withheld_its_reveal_gets_no_fresh_draw(monkeypatch: pytest.MonkeyPatch, leave: bool) -> None:
     """P-3.2 last-revealer bias: in a two-seat lobby the host reveals first, so the joiner knows the
-    order before it reveals. Withholding its reveal gets it barred from the lobby by key, told why;
-    coming back with the same key is refused: no fresh draw, no re-roll."""
+    order before it reveals. Withholding its reveal (or hanging up instead) gets it barred from the
+    lobby by key, told why; coming back with the same key is refused: no fresh draw, no re-roll."""
     monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 1.0)
 
     async def scenario() -> tuple[str, str, dict[str, str]]:
@@ -454,17 +460,23 @@ def test_a_joiner_that_withheld_its_reveal_gets_no_fresh_draw(monkeypatch: pytes
         eve = Identity.generate()
         try:
             async with asyncio.timeout(10):
-                first = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=True)
+                first = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=True, leave=leave)
+                if leave:
+                    await until(lambda: bool(lobby.barred))
                 second = await _joiner_that_withholds(eve, lobby.lobby_id, port, withhold=False)
         finally:
             await lobby.close()
         return first, second, dict(lobby.barred)
 
     first, second, barred = asyncio.run(scenario())
-    assert first.startswith("barred:") and "no reveal" in first and "P-3.2" in first, first
+    why = "left during the seat draw" if leave else "no reveal"
+    if leave:
+        assert first == "left"
+    else:
+        assert first.startswith("barred:") and why in first and "P-3.2" in first, first
     assert second != "drawing", "the seat that withheld its reveal was given a fresh draw of the seat order"
-    assert second.startswith("refused:") and "barred" in second, second
-    assert len(barred) == 1 and "no reveal" in next(iter(barred.values()))
+    assert second.startswith("refused:") and "barred" in second and why in second, second
+    assert len(barred) == 1 and why in next(iter(barred.values()))
 
 
 def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
