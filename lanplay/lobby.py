@@ -515,11 +515,12 @@ async def join_lobby(
         await _send(ws, cipher, {"join": join})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
         deadline: float | None = None  # while the host owes the next step of the draw
+        parts = 0  # this seat's reveals and signatures sent so far: each starts the host's clock anew
         while True:
             if not seat.host_owes:
                 deadline = None
-            elif deadline is None:  # an honest host goes on within LOBBY_TIMEOUT (or bars the seat late)
-                deadline = asyncio.get_running_loop().time() + 3 * LOBBY_TIMEOUT
+            elif deadline is None or parts != seat.parts_sent:  # an honest host goes on within LOBBY_TIMEOUT
+                deadline, parts = asyncio.get_running_loop().time() + 3 * LOBBY_TIMEOUT, seat.parts_sent
             try:
                 async with asyncio.timeout_at(deadline):
                     message = await _recv(ws, cipher)
@@ -566,6 +567,7 @@ class _JoinerSeat:
     redraws: int = 0
     notices: list[SeatBarred] = field(default_factory=list)
     host_owes: bool = False  # this seat sent its reveal or signature: the host owes the next step
+    parts_sent: int = 0
 
     def take_notices(self) -> list[SeatBarred]:
         notices, self.notices = self.notices, []
@@ -623,11 +625,11 @@ class _JoinerSeat:
                     verify_opening(commitments[0], host_opening, ORDER_TAG, self.draw.roster.digest, 0, 0)
                     # From here the host may learn the order: another draw must be paid for by a bar.
                     self.revealed, self.bars_since = self.draw.roster, set()
-                    self.host_owes = True
+                    self.host_owes, self.parts_sent = True, self.parts_sent + 1
                     return {"reveal": {"attempt": self.attempt, "value": opening.value.hex(),
                                        "nonce": opening.nonce.hex()}}, None  # fmt: skip
                 _, signature = self.draw.plan([opening_from_json(o) for o in raw])
-                self.host_owes = True
+                self.host_owes, self.parts_sent = True, self.parts_sent + 1
                 return {"sign": {"attempt": self.attempt, "signature": signature}}, None
         if "start" in message:
             plan = self.draw.finish(TablePlan.from_json(message["start"]))
