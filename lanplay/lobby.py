@@ -42,9 +42,10 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.connection import Connection
@@ -240,6 +241,7 @@ class LobbyHost:
     _draw_task: asyncio.Task[None] | None = None
     _attempts: int = 0
     _barred: dict[str, str] = field(default_factory=dict)  # public key -> why (P-3.2)
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
     def barred(self) -> Mapping[str, str]:
@@ -414,7 +416,7 @@ class LobbyHost:
             if self._draw is draw and (self._plan is None or not self._plan.done()):
                 self._draw = None  # a new attempt may start when the table is full again
                 if len(self.taken) == self.seats:  # (it filled up while this attempt was ending)
-                    asyncio.get_running_loop().create_task(self._announce())
+                    self._spawn(self._announce())
 
     async def _tell(self, draw: _HostDraw, message: JSONObject) -> None:
         for joiner in draw.joiners:
@@ -437,8 +439,9 @@ class LobbyHost:
                 with contextlib.suppress(Exception):
                     await _send(joiner.ws, joiner.cipher, {"error": "no commit for the seat draw in time"})
                 self._spawn_close(joiner.ws)
-        else:
-            await self._bar(draw, late, f"it committed to the seat draw and sent no {what} within {LOBBY_TIMEOUT:g} s")
+        else:  # shielded: another seat leaving meanwhile cancels this draw, but must not cut a bar in half
+            why = f"it committed to the seat draw and sent no {what} within {LOBBY_TIMEOUT:g} s"
+            await asyncio.shield(self._spawn(self._bar(draw, late, why)))
         return False  # this attempt is over; the late joiners' leaving re-announces the seats
 
     async def _bar(self, draw: _HostDraw, joiners: list[_Joiner], why: str) -> None:
@@ -466,9 +469,15 @@ class LobbyHost:
             with contextlib.suppress(Exception):
                 await self._announce()
 
-    @staticmethod
-    def _spawn_close(ws: ServerConnection) -> None:
-        asyncio.get_running_loop().create_task(ws.close())
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` on its own, kept referenced until it is done (the loop holds tasks weakly)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def _spawn_close(self, ws: ServerConnection) -> None:
+        self._spawn(ws.close())
 
 
 # --- the joiner -----------------------------------------------------------------------------

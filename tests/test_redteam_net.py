@@ -513,6 +513,41 @@ def test_the_others_are_told_who_withheld_and_the_table_forms_without_it(monkeyp
     assert second.startswith("refused:")
 
 
+def test_two_colluding_withholders_are_both_barred(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four seats: two joiners withhold their reveals together. Both are barred at once, Bob is told
+    about both, and the table forms with two new seats. (Had one hung up instead, the draw would end
+    at once with that one barred: one bar per re-draw either way.)"""
+    monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 1.0)
+
+    async def scenario() -> tuple[list[TablePlan], list[lobby_module.SeatBarred], dict[str, str]]:
+        host = Identity.generate()
+        lobby = LobbyHost(host, GAME, {}, 4, SeatInfo("Host", host.public.hex(), HOST, 6089))
+        port = await lobby.start(HOST)
+        notices: list[lobby_module.SeatBarred] = []
+        try:
+            async with asyncio.timeout(20):
+                bob = asyncio.create_task(join_lobby(
+                    Identity.generate(), lobby.lobby_id, HOST, port, "Bob", (HOST, 6088), on_notice=notices.append))
+                await until(lambda: len(lobby.taken) == 2)
+                await asyncio.gather(
+                    _joiner_that_withholds(Identity.generate(), lobby.lobby_id, port, withhold=True),
+                    _joiner_that_withholds(Identity.generate(), lobby.lobby_id, port, withhold=True),
+                )  # fmt: skip
+                await until(lambda: len(lobby.barred) == 2)
+                others = [join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, name, (HOST, 6086 - i))
+                          for i, name in enumerate(["Carol", "Dan"])]  # fmt: skip
+                plans = list(await asyncio.gather(bob, *others, lobby.wait_plan()))
+        finally:
+            await lobby.close()
+        return plans, notices, dict(lobby.barred)
+
+    plans, notices, barred = asyncio.run(scenario())
+    assert all(plan == plans[0] for plan in plans) and len(plans) == 4
+    assert sorted(s.name for s in plans[0].seats) == ["Bob", "Carol", "Dan", "Host"]
+    assert len(barred) == 2 and len(notices) == 2 and {n.name for n in notices} == {"Eve"}
+    assert {n.fingerprint for n in notices} == {SeatInfo("x", k, HOST, 1).fingerprint for k in barred}
+
+
 def test_a_host_that_holds_the_draw_up_after_the_reveals_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
     """A modified host that has every reveal and then neither relays them nor bars anyone (it may be
     waiting for a pretext to re-draw): the joiner does not wait for ever, it leaves saying why."""
