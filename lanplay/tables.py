@@ -196,6 +196,8 @@ async def find_table(
             return advert.table_id == table_id
         if advert.table_id in skip:
             return False
+        if advert.protocol_version != PROTOCOL_VERSION:
+            return False  # its seats would read our honest messages as faults, and we theirs
         return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)
 
     async with TableBrowser(interface=interface) as browser:
