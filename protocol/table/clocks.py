@@ -59,11 +59,14 @@ class ClockMixin(SessionCore):
         if waiting is None:
             return
         key = self._step_key(waiting.what)
-        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
         for owing in waiting.seats:
+            # A seat whose move for this step is here but waits (its state hash is not ours) is past
+            # thinking: it gets the step limit, and a claim naming it; the others keep theirs (I1).
+            held = self._holds_step_message(owing)
+            limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
             # Which of several seats owes a one-of step is private knowledge (each seat knows only its
             # own hand): the claim names none of them, so every seat's claim is the same claim (D).
-            seat: int | None = None if waiting.one_of else owing
+            seat: int | None = None if waiting.one_of and not held else owing
             if owing == self.me or owing in self.pending_blames or any(owing in by for by in self.claims.values()):
                 continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
             first = self._first_due.get((owing, key), self.now)
@@ -139,13 +142,11 @@ class ClockMixin(SessionCore):
         if expected.phase == "move" and hidden is not None:
             if len(rd.phase_commits) < len(expected.seats):
                 pending = [s for s in expected.seats if s not in rd.phase_commits]
-                held = any(self._holds_step_message(s) for s in pending)
-                return self._waiting(pending, f"choose ({expected.kind})", held)
+                return self._waiting(pending, f"choose ({expected.kind})", False)
             pending = [s for s in expected.seats if s not in rd.phase_reveals]
             return self._waiting(pending, "reveal the chosen card", True)
         if expected.phase == "move":
-            held = any(self._holds_step_message(s) for s in expected.seats)
-            return self._waiting(expected.seats, expected.kind, held, one_of=expected.one_of)
+            return self._waiting(expected.seats, expected.kind, False, one_of=expected.one_of)
         return None
 
     def _waiting(self, seats: Sequence[int], what: str, automatic: bool, one_of: bool = False) -> Waiting:
@@ -233,7 +234,8 @@ class ClockMixin(SessionCore):
         waiting = self.waiting() if self.stage not in ("ended", "over") else None
         if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
             return False
-        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
+        held = self._holds_step_message(self.me)
+        limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
         if limit is None:
             return False
         first = self._first_due.get((self.me, key), self.now)

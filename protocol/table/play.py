@@ -114,7 +114,8 @@ class PlayMixin(SessionCore):
 
     def _holds_step_message(self, seat: int) -> bool:
         """A move or choice of `seat` for the current step is here but waits (its state hash is not
-        this seat's): the step is no longer a person's thinking time, so it gets the step limit."""
+        this seat's): that seat is no longer thinking, so its step gets the step limit and a claim
+        naming it (`clocks._tick`); every other seat owing the same step keeps its own limit."""
         rd = self.round
         queue = self.inbox[seat]
         if rd is None or not queue:
