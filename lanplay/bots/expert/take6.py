@@ -15,16 +15,19 @@ in the time budget.
 
 from __future__ import annotations
 
+import math
 import random
+from bisect import bisect_left
 from dataclasses import replace
 from typing import Any
 
-from engine.take6 import BULLHEADS, HIDDEN, ROW_LIMIT, TAKE6, Pick, Play, Take6State, TakeRow, placement_target
+from engine.take6 import BULLHEADS, HIDDEN, ROW_LIMIT, TAKE6, Pick, Play, Take6State, TakeRow
 from lanplay.bots.expert import deal_hidden
 from lanplay.bots.take6 import MEAN_BULLHEADS, Take6Bot, _exactly
 
-NOISE = 0.05  # share of random moves in the playouts
+NOISE = 0.0  # share of random moves in the playouts (0: the heuristic is the model of every seat)
 PICK_CANDIDATES = 6  # cards searched when drafting (logic)
+HORIZON = 0  # turns played out after the decision's (0: to the end of the round)
 
 _PLAYS = tuple(tuple(Play(seat, card) for card in range(105)) for seat in range(10))
 _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(4)) for seat in range(10))
@@ -37,7 +40,7 @@ class FastHeuristic:
     estimate of a card (`Take6Bot.cost`) depends on the rows, the cards out, its hand and the
     number of other seats: the rows' part is computed once per turn (the seats of one turn all
     choose on the same state), the chance of a row filling up once per (gap, unseen, free places).
-    Logic drafting and play (T-5.2) go to the heuristic itself, through the seat's view.
+    Logic (T-5.2) and profi (T-5.3) go to the heuristic itself, through the seat's view.
     """
 
     def __init__(self) -> None:
@@ -47,6 +50,8 @@ class FastHeuristic:
         self._row_info: list[tuple[int, int, float]] = []  # per row: last card, free places, bullheads if taken
         self._cheapest = 0.0  # T-3.5: the cheapest row's bullheads
         self._base = 0  # cards not on the table this round (a bit per card)
+        self._ends: list[int] = []  # the rows' last cards, lowest first
+        self._by_end: list[tuple[int, int, float]] = []  # `_row_info` in the order of `_ends`
         self._danger: dict[tuple[int, int, int, int], float] = {}
 
     def _turn(self, state: Take6State) -> None:
@@ -62,8 +67,10 @@ class FastHeuristic:
                 info.append((row[-1], free, heads + free * MEAN_BULLHEADS))
             self._row_info = info
             self._cheapest = float(min(sum(BULLHEADS[c] for c in row) for row in rows))
-        base = ((1 << (state.deck_size + 1)) - 2) & ~state.out
-        self._base = base
+            # T-3.3: a card follows the row with the highest last card below it
+            self._ends = sorted(row[-1] for row in rows)
+            self._by_end = [info[i] for i in sorted(range(len(rows)), key=lambda i: rows[i][-1])]
+        self._base = ((1 << (state.deck_size + 1)) - 2) & ~state.out
         self._state = state
 
     def choose(self, state: Take6State, seat: int, rng: random.Random) -> Any:
@@ -72,7 +79,7 @@ class FastHeuristic:
             rows = state.rows
             best = min(range(len(rows)), key=lambda r: (sum(BULLHEADS[c] for c in rows[r]), len(rows[r]), r))
             return _TAKES[seat][best]
-        if stage != "play" or state.options.logic:
+        if stage != "play" or state.options.logic or state.options.profi:
             self.heuristic.rng = rng
             # through the seat's view: the heuristic must not see the other seats' choices
             return self.heuristic.choose(TAKE6, TAKE6.view(state, seat), seat)
@@ -87,56 +94,29 @@ class FastHeuristic:
             unseen &= ~(1 << card)
         total = unseen.bit_count()
         others = state.players - 1
-        profi = state.options.profi
-        rows = state.rows
-        info = self._row_info
+        ends = self._ends
+        by_end = self._by_end
+        cheapest = self._cheapest
         danger_of = self._danger
-        best_key: tuple[float, int] | None = None
-        best_card = hand[0]
+        best_key = (math.inf, 0)
         for card in hand:
             # as Take6Bot.cost: the chance that exactly the free places fill with other cards in the gap
-            if profi:
-                target = placement_target(rows, card, True)
-                if target is None:
-                    cost = self._cheapest
-                else:
-                    index, side = target
-                    low, free, taken = info[index]
-                    if side == "left":
-                        low, high = card, rows[index][0]
-                    else:
-                        high = card
-                    cost = self._cost(unseen, total, low, high, free, taken, others, card, danger_of)
+            place = bisect_left(ends, card) - 1
+            if place < 0:
+                cost = cheapest  # T-3.5
             else:
-                index = -1
-                nearest = 105
-                for row_index, (last, _, _) in enumerate(info):
-                    diff = card - last
-                    if 0 < diff < nearest:
-                        index, nearest = row_index, diff
-                if index < 0:
-                    cost = self._cheapest
-                else:
-                    low, free, taken = info[index]
-                    cost = self._cost(unseen, total, low, card, free, taken, others, card, danger_of)
-            key = (round(cost, 6), card)
-            if best_key is None or key < best_key:
-                best_key, best_card = key, card
-        return _PLAYS[seat][best_card]
-
-    @staticmethod
-    def _cost(
-        unseen: int, total: int, low: int, high: int, free: int, taken: float, others: int, card: int,
-        danger_of: dict[tuple[int, int, int, int], float],
-    ) -> float:
-        width = high - low - 1
-        between = ((unseen >> (low + 1)) & ((1 << width) - 1)).bit_count() if width > 0 else 0
-        key = (between, total, free, others)
-        danger = danger_of.get(key)
-        if danger is None:
-            share = between / total if total else 0.0
-            danger = danger_of[key] = _exactly((share,) * others, free)
-        return danger * taken - 0.1 * BULLHEADS[card]
+                low, free, taken = by_end[place]
+                width = card - low - 1
+                between = ((unseen >> (low + 1)) & ((1 << width) - 1)).bit_count() if width > 0 else 0
+                key = (between, total, free, others)
+                danger = danger_of.get(key)
+                if danger is None:
+                    danger = danger_of[key] = _exactly((between / total if total else 0.0,) * others, free)
+                cost = danger * taken - 0.1 * BULLHEADS[card]
+            candidate = (round(cost, 6), card)
+            if candidate < best_key:
+                best_key = candidate
+        return _PLAYS[seat][best_key[1]]
 
 
 class Take6Searcher:
@@ -145,6 +125,7 @@ class Take6Searcher:
     def __init__(self) -> None:
         self.heuristic = Take6Bot(0)
         self.fast = FastHeuristic()
+        self.stop_turn = 99  # the turn after which the playouts of this decision stop
 
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         if not isinstance(moves[0], Pick) or len(moves) <= PICK_CANDIDATES:
@@ -162,6 +143,7 @@ class Take6Searcher:
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
         state: Take6State = view
         n = state.players
+        self.stop_turn = state.turn + HORIZON if HORIZON else 99
         # the other hands are read only where they are public (logic, T-5.2)
         hands = list(state.hands) if state.options.logic else [state.hands[s] if s == seat else None for s in range(n)]
         hidden = [s != seat and c == HIDDEN for s, c in enumerate(state.chosen)]
@@ -191,12 +173,12 @@ class Take6Searcher:
         return world
 
     def policy(self, state: Any, seat: int, rng: random.Random) -> Any:
-        if rng.random() < NOISE:
+        if NOISE and rng.random() < NOISE:
             return rng.choice(TAKE6.legal_moves(state, seat))
         return self.fast.choose(state, seat, rng)
 
     def finished(self, state: Any) -> bool:
-        return bool(state.stage in ("deal", "over"))
+        return bool(state.stage in ("deal", "over") or state.turn >= self.stop_turn)
 
     def utility(self, state: Any, seat: int) -> float:
         return -float(state.penalty[seat])
