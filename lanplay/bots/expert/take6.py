@@ -19,9 +19,10 @@ import math
 import random
 from bisect import bisect_left
 from dataclasses import replace
+from operator import itemgetter
 from typing import Any
 
-from engine.take6 import BULLHEADS, HIDDEN, ROW_LIMIT, TAKE6, Pick, Play, Take6State, TakeRow
+from engine.take6 import BULLHEADS, HIDDEN, MAX_CARD, ROW_LIMIT, TAKE6, Pick, Play, Take6State, TakeRow
 from lanplay.bots.expert import deal_hidden
 from lanplay.bots.take6 import MEAN_BULLHEADS, Take6Bot, _exactly
 
@@ -47,29 +48,28 @@ class FastHeuristic:
         self.heuristic = Take6Bot(0)
         self._state: Take6State | None = None
         self._rows: tuple[tuple[int, ...], ...] = ()
-        self._row_info: list[tuple[int, int, float]] = []  # per row: last card, free places, bullheads if taken
         self._cheapest = 0.0  # T-3.5: the cheapest row's bullheads
         self._base = 0  # cards not on the table this round (a bit per card)
         self._ends: list[int] = []  # the rows' last cards, lowest first
-        self._by_end: list[tuple[int, int, float]] = []  # `_row_info` in the order of `_ends`
-        self._danger: dict[tuple[int, int, int, int], float] = {}
+        # per row, in the order of `_ends`: last card, free places, bullheads if taken (as the heuristic)
+        self._by_end: list[tuple[int, int, float]] = []
+        self._danger: dict[int, float] = {}  # by (cards in the gap, unseen, other seats, free places)
 
     def _turn(self, state: Take6State) -> None:
         rows = state.rows
         if rows is not self._rows:
             self._rows = rows
-            info = []
-            for row in rows:
+            by_end = []
+            cheapest = MAX_CARD * 7
+            for row in sorted(rows, key=itemgetter(-1)):
                 free = ROW_LIMIT - len(row)
-                heads = 0
-                for card in row:
-                    heads += BULLHEADS[card]
-                info.append((row[-1], free, heads + free * MEAN_BULLHEADS))
-            self._row_info = info
-            self._cheapest = float(min(sum(BULLHEADS[c] for c in row) for row in rows))
+                heads = sum(map(BULLHEADS.__getitem__, row))
+                cheapest = min(cheapest, heads)
+                by_end.append((row[-1], free, heads + free * MEAN_BULLHEADS))
+            self._cheapest = float(cheapest)
             # T-3.3: a card follows the row with the highest last card below it
-            self._ends = sorted(row[-1] for row in rows)
-            self._by_end = [info[i] for i in sorted(range(len(rows)), key=lambda i: rows[i][-1])]
+            self._ends = [end for end, _, _ in by_end]
+            self._by_end = by_end
         self._base = ((1 << (state.deck_size + 1)) - 2) & ~state.out
         self._state = state
 
@@ -98,7 +98,9 @@ class FastHeuristic:
         by_end = self._by_end
         cheapest = self._cheapest
         danger_of = self._danger
-        best_key = (math.inf, 0)
+        seat_key = total << 7 | others << 14
+        best_cost = math.inf
+        best_card = hand[0]
         for card in hand:
             # as Take6Bot.cost: the chance that exactly the free places fill with other cards in the gap
             place = bisect_left(ends, card) - 1
@@ -106,17 +108,20 @@ class FastHeuristic:
                 cost = cheapest  # T-3.5
             else:
                 low, free, taken = by_end[place]
-                width = card - low - 1
-                between = ((unseen >> (low + 1)) & ((1 << width) - 1)).bit_count() if width > 0 else 0
-                key = (between, total, free, others)
-                danger = danger_of.get(key)
-                if danger is None:
-                    danger = danger_of[key] = _exactly((between / total if total else 0.0,) * others, free)
-                cost = danger * taken - 0.1 * BULLHEADS[card]
-            candidate = (round(cost, 6), card)
-            if candidate < best_key:
-                best_key = candidate
-        return _PLAYS[seat][best_key[1]]
+                if free > others:  # T-3.4: the row cannot fill this turn
+                    cost = -0.1 * BULLHEADS[card]
+                else:
+                    width = card - low - 1
+                    between = ((unseen >> (low + 1)) & ((1 << width) - 1)).bit_count() if width > 0 else 0
+                    key = seat_key | between | free << 18
+                    danger = danger_of.get(key)
+                    if danger is None:
+                        danger = danger_of[key] = _exactly((between / total if total else 0.0,) * others, free)
+                    cost = danger * taken - 0.1 * BULLHEADS[card]
+            # the heuristic compares costs rounded to 6 places, the lower card first on a tie
+            if cost < best_cost - 1e-5 or (cost < best_cost + 1e-5 and round(cost, 6) < round(best_cost, 6)):
+                best_cost, best_card = cost, card
+        return _PLAYS[seat][best_card]
 
 
 class Take6Searcher:
