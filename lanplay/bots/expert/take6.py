@@ -26,9 +26,7 @@ from engine.take6 import BULLHEADS, HIDDEN, MAX_CARD, ROW_LIMIT, TAKE6, Pick, Pl
 from lanplay.bots.expert import deal_hidden
 from lanplay.bots.take6 import MEAN_BULLHEADS, Take6Bot, _exactly
 
-NOISE = 0.0  # share of random moves in the playouts (0: the heuristic is the model of every seat)
 PICK_CANDIDATES = 6  # cards searched when drafting (logic)
-HORIZON = 0  # turns played out after the decision's (0: to the end of the round)
 
 _PLAYS = tuple(tuple(Play(seat, card) for card in range(105)) for seat in range(10))
 _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(4)) for seat in range(10))
@@ -119,7 +117,9 @@ class FastHeuristic:
                         danger = danger_of[key] = _exactly((between / total if total else 0.0,) * others, free)
                     cost = danger * taken - 0.1 * BULLHEADS[card]
             # the heuristic compares costs rounded to 6 places, the lower card first on a tie
-            if cost < best_cost - 1e-5 or (cost < best_cost + 1e-5 and round(cost, 6) < round(best_cost, 6)):
+            if cost < best_cost - 1e-5 or (
+                cost != best_cost and cost < best_cost + 1e-5 and round(cost, 6) < round(best_cost, 6)
+            ):
                 best_cost, best_card = cost, card
         return _PLAYS[seat][best_card]
 
@@ -130,7 +130,6 @@ class Take6Searcher:
     def __init__(self) -> None:
         self.heuristic = Take6Bot(0)
         self.fast = FastHeuristic()
-        self.stop_turn = 99  # the turn after which the playouts of this decision stop
 
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         if not isinstance(moves[0], Pick) or len(moves) <= PICK_CANDIDATES:
@@ -148,7 +147,6 @@ class Take6Searcher:
     def sample(self, view: Any, seat: int, rng: random.Random) -> Any:
         state: Take6State = view
         n = state.players
-        self.stop_turn = state.turn + HORIZON if HORIZON else 99
         # the other hands are read only where they are public (logic, T-5.2)
         hands = list(state.hands) if state.options.logic else [state.hands[s] if s == seat else None for s in range(n)]
         hidden = [s != seat and c == HIDDEN for s, c in enumerate(state.chosen)]
@@ -178,12 +176,11 @@ class Take6Searcher:
         return world
 
     def policy(self, state: Any, seat: int, rng: random.Random) -> Any:
-        if NOISE and rng.random() < NOISE:
-            return rng.choice(TAKE6.legal_moves(state, seat))
+        # No random moves: the heuristic is the model of every seat (measured better than 5 % noise).
         return self.fast.choose(state, seat, rng)
 
     def finished(self, state: Any) -> bool:
-        return bool(state.stage in ("deal", "over") or state.turn >= self.stop_turn)
+        return bool(state.stage in ("deal", "over"))
 
     def utility(self, state: Any, seat: int) -> float:
         return -float(state.penalty[seat])
