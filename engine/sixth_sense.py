@@ -376,7 +376,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         turned = layout.table or layout.late_table
         if turned and cards[turned[0]] is not None:
             trump = Card.parse(cards[turned[0]])
-        return Deal(dealer, tuple(hands), tuple(len(p) for p in layout.hands), trump)
+        return _new_deal(dealer, tuple(hands), _HAND_SIZES[len(layout.hands)], trump)
 
     def deal_from_json(self, state: SixthSenseState, raw: Mapping[str, object]) -> Deal:
         check_keys(raw, {"dealer", "hands", "trump"}, "sixth-sense deal")
@@ -435,22 +435,22 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             if deal.trump in seen:
                 raise IllegalMove("S-2.4", f"trump card {deal.trump.code} is also dealt to a hand")
         leader = (deal.dealer + 1) % n  # S-2.5
-        round_ = Round(
-            dealer=deal.dealer,
-            hands=tuple(_sorted_hand(h) if h is not None else None for h in deal.hands),
-            hand_sizes=deal.hand_sizes,
-            trump=deal.trump,
-            predicted=(False,) * n,
-            predictions=(None,) * n,
-            leader=leader,
-            trick=(),
-            trick_winners=(),
-            tricks=(0,) * n,
-            split_owed=None,
-            voids=(frozenset(),) * n,
-            played=(),
-            peeks=(),
-            points=None,
+        round_ = _new_round(
+            deal.dealer,
+            tuple([_sorted_hand(h) if h is not None else None for h in deal.hands]),
+            deal.hand_sizes,
+            deal.trump,
+            (False,) * n,
+            _NONES[n],
+            leader,
+            (),
+            (),
+            (0,) * n,
+            None,
+            _NO_VOIDS[n],
+            (),
+            (),
+            None,
         )
         first = state.first_dealer if state.first_dealer is not None else deal.dealer
         return _new_state(
@@ -851,6 +851,8 @@ def _replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
 # Immutable moves and expectations are made once, not in the hot path of every playout.
 _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
 _NONES = tuple((None,) * count for count in range(7))  # hands and predictions a view does not know
+_NO_VOIDS: tuple[tuple[frozenset[str], ...], ...] = tuple((frozenset(),) * count for count in range(7))
+_HAND_SIZES = {players: (size,) * players for players, size in HAND_SIZE.items()}  # S-2.3
 _SPLIT_EXPECTED = tuple(Expected("move", (seat,), "split") for seat in range(6))
 _EXPECT_OVER = Expected("over")
 _EXPECT_DEAL = Expected("deal")
@@ -877,6 +879,7 @@ for _players, _size in HAND_SIZE.items():
     _LAYOUTS[_players, False, True] = DealLayout(_deck_codes, _hands, late_table=_trump_position)  # S-8.3
     _LAYOUTS[_players, False, False] = DealLayout(_deck_codes, _hands, table=_trump_position)
 _new_round = fast_constructor(Round)
+_new_deal = fast_constructor(Deal)
 _new_state = fast_constructor(SixthSenseState)
 
 
