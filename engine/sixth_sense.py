@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import TypeVar
 
 from engine.api import (
@@ -375,7 +376,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         turned = layout.table or layout.late_table
         if turned and cards[turned[0]] is not None:
             trump = Card.parse(cards[turned[0]])
-        return Deal(dealer, tuple(hands), tuple(len(p) for p in layout.hands), trump)
+        return _new_deal(dealer, tuple(hands), _HAND_SIZES[len(layout.hands)], trump)
 
     def deal_from_json(self, state: SixthSenseState, raw: Mapping[str, object]) -> Deal:
         check_keys(raw, {"dealer", "hands", "trump"}, "sixth-sense deal")
@@ -434,22 +435,22 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             if deal.trump in seen:
                 raise IllegalMove("S-2.4", f"trump card {deal.trump.code} is also dealt to a hand")
         leader = (deal.dealer + 1) % n  # S-2.5
-        round_ = Round(
-            dealer=deal.dealer,
-            hands=tuple(_sorted_hand(h) if h is not None else None for h in deal.hands),
-            hand_sizes=deal.hand_sizes,
-            trump=deal.trump,
-            predicted=(False,) * n,
-            predictions=(None,) * n,
-            leader=leader,
-            trick=(),
-            trick_winners=(),
-            tricks=(0,) * n,
-            split_owed=None,
-            voids=(frozenset(),) * n,
-            played=(),
-            peeks=(),
-            points=None,
+        round_ = _new_round(
+            deal.dealer,
+            tuple([_sorted_hand(h) if h is not None else None for h in deal.hands]),
+            deal.hand_sizes,
+            deal.trump,
+            (False,) * n,
+            _NONES[n],
+            leader,
+            (),
+            (),
+            (0,) * n,
+            None,
+            _NO_VOIDS[n],
+            (),
+            (),
+            None,
         )
         first = state.first_dealer if state.first_dealer is not None else deal.dealer
         return _new_state(
@@ -498,33 +499,35 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if hand is None:
             raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
         kind = expected.kind
-        colour = None
-        moves: tuple[Move, ...]
-        if kind == "predict":
-            moves = lookup_all(_PREDICTS[seat], hand)
-        elif kind == "split":
-            moves = _SPLITS[seat]
-        else:
+        if kind == "play":  # the common case first
             trick = r.trick
             playable = hand
             if trick:
-                colour = required_colour(trick)
+                for play in trick:
+                    if play.block is not None:
+                        colour = required_colour(trick)
+                        break
+                else:  # no block: the led colour is followed (the common case, `required_colour` inline)
+                    colour = trick[0].card.colour
                 if colour is not None:  # S-4.2: follow the led colour if possible
                     following = tuple(filter(_OF_COLOUR[colour].__contains__, hand))
                     if following:
                         playable = following
-            if _SPECIAL_CARDS.isdisjoint(playable):  # the common case: one play per card
-                moves = lookup_all(_SINGLE_PLAYS[seat], playable)
-            else:
-                plain = _PLAIN_BY_SEAT[seat]
-                can_block = bool(trick) and all(p.block is None for p in trick)
-                found: list[Move] = []
-                for card in playable:
-                    found.extend(plain[card])
-                    if can_block and card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
-                        found.extend(_block_play(seat, card, p.card) for p in trick)
-                moves = tuple(found)
-        return moves
+            if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
+                if len(playable) > 1:
+                    return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
+                return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
+            plain = _PLAIN_BY_SEAT[seat]
+            can_block = bool(trick) and all(p.block is None for p in trick)
+            found: list[Move] = []
+            for card in playable:
+                found.extend(plain[card])
+                if can_block and card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
+                    found.extend(_block_play(seat, card, p.card) for p in trick)
+            return tuple(found)
+        if kind == "predict":
+            return lookup_all(_PREDICTS[seat], hand)
+        return _SPLITS[seat]  # "split"
 
     def apply(self, state: SixthSenseState, move: Move) -> SixthSenseState:
         r = state.round
@@ -532,15 +535,88 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if r is None or expected.phase != "move":
             rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
             raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
-        if not 0 <= move.seat < state.players:
-            raise IllegalMove("S-1.3", f"seat {move.seat} is not at this table", move.seat)
-        if isinstance(move, Play):  # the common case first
-            return self._play(state, r, expected, move)
-        if isinstance(move, Split):
-            if expected.kind != "split" or move.seat != r.split_owed:
-                raise IllegalMove("S-6.5", f"seat {move.seat} has no trick to split now", move.seat)
-            return self._split(state, r, move)
-        return self._predict(state, r, expected, move)
+        seat = move.seat
+        n = state.players
+        if not 0 <= seat < n:
+            raise IllegalMove("S-1.3", f"seat {seat} is not at this table", seat)
+        if not isinstance(move, Play):
+            if isinstance(move, Split):
+                if expected.kind != "split" or seat != r.split_owed:
+                    raise IllegalMove("S-6.5", f"seat {seat} has no trick to split now", seat)
+                return self._split(state, r, move)
+            return self._predict(state, r, expected, move)
+        # A card is played (S-4), inline: the hot path of every playout.
+        card = move.card
+        if expected.kind != "play":
+            if expected.kind == "predict":
+                raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
+            raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
+        if seat not in expected.seats:
+            raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
+        hand = r.hands[seat]
+        if hand is not None:
+            if card not in hand:
+                raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat)
+        else:
+            if r.hand_sizes[seat] == 0:
+                raise IllegalMove("S-4.3", f"seat {seat} has no cards left", seat)
+            self._check_unseen(state, r, seat, card, "S-4.1")
+        if card.value == SIX_NINE:
+            if move.as_value not in (6, 9):
+                raise IllegalMove("S-6.3", f"the 6/9 card {card.code} must be declared 6 or 9", seat)
+        elif move.as_value is not None:
+            raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
+        trick = r.trick
+        colour = None
+        if trick:
+            for play in trick:
+                if play.block is not None:
+                    colour = required_colour(trick)
+                    break
+            else:  # no block: the led colour is followed (the common case, `required_colour` inline)
+                colour = trick[0].card.colour
+        if move.block is not None:
+            if card.value != BLOCK:
+                raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
+            if not trick:
+                raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
+            if any(p.block is not None for p in trick):
+                raise IllegalMove("S-6.1", "at most one block per trick", seat)
+            if all(p.card != move.block for p in trick):
+                raise IllegalMove("S-6.1", f"{move.block.code} has not been played in this trick", seat)
+        voids = r.voids
+        if colour is not None and card.colour != colour:  # S-4.2: the seat shows it lacks the led colour
+            if hand is not None and not _OF_COLOUR[colour].isdisjoint(hand):
+                holds = " ".join(c.code for c in hand if c.colour == colour)
+                raise IllegalMove("S-4.2", f"must follow the led colour {colour}: holds {holds}", seat)
+            if card.colour in voids[seat]:
+                message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
+                raise IllegalMove("S-4.2", message, seat)
+            voids = _replace_at(voids, seat, voids[seat] | {colour})
+        elif card.colour in voids[seat]:
+            message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
+            raise IllegalMove("S-4.2", message, seat)
+        # Lists, not tuple slicing.
+        hands = list(r.hands)
+        if hand is not None:
+            index = hand.index(card)
+            hands[seat] = hand[:index] + hand[index + 1 :]
+        sizes = list(r.hand_sizes)
+        sizes[seat] -= 1
+        trick += (move,)
+        if len(trick) < n:
+            after = _new_state(
+                n, state.options, state.rounds_started, state.first_dealer, state.totals, state.round_points,
+                _new_round(
+                    r.dealer, tuple(hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
+                    r.trick_winners, r.tricks, r.split_owed, voids, (*r.played, card), r.peeks, r.points,
+                ),
+                state.over,
+            )
+            if any(sizes):  # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
+                _remember(after, "_expected", _PLAY_EXPECTED[(r.leader + len(trick)) % n])
+            return after
+        return self._finish_trick(state, r, tuple(hands), tuple(sizes), trick, voids, (*r.played, card))
 
     def _split(self, state: SixthSenseState, r: Round, move: Split) -> SixthSenseState:
         tricks = _bump(r.tricks, move.seat, 1) if move.split else r.tricks
@@ -588,70 +664,6 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         for other, prediction in enumerate(r.predictions):
             if prediction == card and other != seat:
                 raise IllegalMove(rule, f"{card.code} is another seat's prediction card", seat)
-
-    def _play(self, state: SixthSenseState, r: Round, expected: Expected, move: Play) -> SixthSenseState:
-        seat, card = move.seat, move.card
-        if expected.kind != "play":
-            if expected.kind == "predict":
-                raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
-            raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
-        if seat not in expected.seats:
-            raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
-        hand = r.hands[seat]
-        if hand is not None:
-            if card not in hand:
-                raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat)
-        else:
-            if r.hand_sizes[seat] == 0:
-                raise IllegalMove("S-4.3", f"seat {seat} has no cards left", seat)
-            self._check_unseen(state, r, seat, card, "S-4.1")
-        if card.value == SIX_NINE:
-            if move.as_value not in (6, 9):
-                raise IllegalMove("S-6.3", f"the 6/9 card {card.code} must be declared 6 or 9", seat)
-        elif move.as_value is not None:
-            raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
-        trick = r.trick
-        if move.block is not None:
-            if card.value != BLOCK:
-                raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
-            if not trick:
-                raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
-            if any(p.block is not None for p in trick):
-                raise IllegalMove("S-6.1", "at most one block per trick", seat)
-            if all(p.card != move.block for p in trick):
-                raise IllegalMove("S-6.1", f"{move.block.code} has not been played in this trick", seat)
-        colour = required_colour(trick) if trick else None
-        lacks = None  # the colour this play shows the seat has none of (S-4.2)
-        if colour is not None and card.colour != colour:
-            if hand is not None and not _OF_COLOUR[colour].isdisjoint(hand):
-                holds = " ".join(c.code for c in hand if c.colour == colour)
-                raise IllegalMove("S-4.2", f"must follow the led colour {colour}: holds {holds}", seat)
-            lacks = colour
-        voids = r.voids
-        if card.colour in voids[seat]:
-            message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
-            raise IllegalMove("S-4.2", message, seat)
-        if lacks is not None:
-            voids = _replace_at(voids, seat, voids[seat] | {lacks})
-        # Lists, not tuple slicing: this is the hot path of every playout.
-        hands = list(r.hands)
-        if hand is not None:
-            index = hand.index(card)
-            hands[seat] = hand[:index] + hand[index + 1 :]
-        sizes = list(r.hand_sizes)
-        sizes[seat] -= 1
-        trick += (move,)
-        if len(trick) < state.players:
-            return _new_state(
-                state.players, state.options, state.rounds_started, state.first_dealer, state.totals,
-                state.round_points,
-                _new_round(
-                    r.dealer, tuple(hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
-                    r.trick_winners, r.tricks, r.split_owed, voids, (*r.played, card), r.peeks, r.points,
-                ),
-                state.over,
-            )
-        return self._finish_trick(state, r, tuple(hands), tuple(sizes), trick, voids, (*r.played, card))
 
     def _finish_trick(
         self,
@@ -724,14 +736,28 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         r = state.round
         if r is None or r.points is not None:
             return state  # between rounds everything of the finished round is public (S-7.1)
+        n = state.players
         hide_trump = state.options.late_trump and not all(r.predicted)
-        peeked = {peek.target for peek in r.peeks if peek.peeker == seat}  # S-6.4: the peeker saw these
-        return replace(state, round=replace(
-            r,
-            hands=tuple(h if s == seat else None for s, h in enumerate(r.hands)),
-            predictions=tuple(p if s == seat or s in peeked else None for s, p in enumerate(r.predictions)),
-            trump=None if hide_trump else r.trump,
+        if 0 <= seat < n:
+            hands = (*_NONES[seat], r.hands[seat], *_NONES[n - seat - 1])
+        else:
+            hands = _NONES[n]
+        peeks = r.peeks
+        if peeks:
+            peeked = {peek.target for peek in peeks if peek.peeker == seat}  # S-6.4: the peeker saw these
+            predictions = tuple([p if s == seat or s in peeked else None for s, p in enumerate(r.predictions)])
+        elif 0 <= seat < n:
+            predictions = (*_NONES[seat], r.predictions[seat], *_NONES[n - seat - 1])
+        else:
+            predictions = _NONES[n]
+        view = _with_round(state, _new_round(
+            r.dealer, hands, r.hand_sizes, None if hide_trump else r.trump, r.predicted, predictions, r.leader,
+            r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
         ))
+        if state._expected is not None:  # the same moves are owed: `expected` reads nothing the view hides
+            # (a late trump is hidden only while predictions are owed, S-8.3)
+            _remember(view, "_expected", state._expected)
+        return view
 
     # wire forms
     def move_from_json(self, raw: Mapping[str, object]) -> Move:
@@ -824,6 +850,9 @@ def _replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
 
 # Immutable moves and expectations are made once, not in the hot path of every playout.
 _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
+_NONES = tuple((None,) * count for count in range(7))  # hands and predictions a view does not know
+_NO_VOIDS: tuple[tuple[frozenset[str], ...], ...] = tuple((frozenset(),) * count for count in range(7))
+_HAND_SIZES = {players: (size,) * players for players, size in HAND_SIZE.items()}  # S-2.3
 _SPLIT_EXPECTED = tuple(Expected("move", (seat,), "split") for seat in range(6))
 _EXPECT_OVER = Expected("over")
 _EXPECT_DEAL = Expected("deal")
@@ -850,6 +879,7 @@ for _players, _size in HAND_SIZE.items():
     _LAYOUTS[_players, False, True] = DealLayout(_deck_codes, _hands, late_table=_trump_position)  # S-8.3
     _LAYOUTS[_players, False, False] = DealLayout(_deck_codes, _hands, table=_trump_position)
 _new_round = fast_constructor(Round)
+_new_deal = fast_constructor(Deal)
 _new_state = fast_constructor(SixthSenseState)
 
 

@@ -13,10 +13,10 @@ the cards of the hidden choices (the seats of `Expected.seats`, in that order), 
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
-from operator import is_
+from operator import is_, itemgetter
 from typing import Literal
 
 from engine.api import (
@@ -186,9 +186,12 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
+_new_deal = fast_constructor(Take6Deal)
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
+_SEATS = tuple(tuple(range(count)) for count in range(11))
+_NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 
 
 def _play_expected(owing: tuple[bool, ...]) -> Expected:
@@ -198,6 +201,11 @@ def _play_expected(owing: tuple[bool, ...]) -> Expected:
         seats = tuple(seat for seat, owes in enumerate(owing) if owes)
         expected = _PLAY_EXPECTED[owing] = Expected("move", seats, "play")
     return expected
+
+
+_TAKE_ROW_EXPECTED = tuple(Expected("move", (seat,), "take_row") for seat in range(10))
+_PICK_EXPECTED = tuple(Expected("move", (seat,), "pick") for seat in range(10))
+_PLAY_ALL = tuple(_play_expected((True,) * count) for count in range(11))  # a turn's start
 
 
 def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
@@ -214,6 +222,24 @@ def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
             layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
         _LAYOUTS[players, tactic, logic] = layout
     return layout
+Picker = Callable[[Sequence[int]], tuple[int, ...]]
+_GETTERS: dict[DealLayout, tuple[tuple[Picker, ...], Picker]] = {}
+
+
+def _layout_getters(layout: DealLayout) -> tuple[tuple[Picker, ...], Picker]:
+    """Functions that take each hand's cards and the table cards out of the deck in position order
+    (made once per layout; a layout without logic has 10 cards a hand and 4 on the table)."""
+    getters = _GETTERS.get(layout)
+    if getters is None:
+        getters = _GETTERS[layout] = (tuple(map(_take, layout.hands)), _take(layout.table))
+    return getters
+
+
+def _take(positions: Sequence[int]) -> Picker:
+    get = itemgetter(*positions)
+    return get if len(positions) > 1 else lambda cards: (get(cards),)
+
+
 # Fills the cache field of a frozen state (the value itself is unchanged: see the field comment).
 _remember = object.__setattr__
 _DECK_CODES = tuple(str(card) for card in range(1, MAX_CARD + 1))
@@ -314,6 +340,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 raise FormatError(f"position {position} lies face up on the table but is not known")
             return _CODES[code]  # checked above
 
+        if None not in distinct and len(distinct) == len(cards) and not state.options.logic:
+            # the common case (a local deal, a replay): every card known, checked above
+            numbers = list(map(_CODES.__getitem__, cards))  # type: ignore[arg-type]
+            hand_cards, row_cards = _layout_getters(layout)
+            return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
         if state.options.logic:
             rows = tuple(table_card(p) for p in layout.table[:ROWS])
             pool = tuple(sorted(table_card(p) for p in layout.table[ROWS:]))
@@ -397,6 +428,30 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             for card in cards:
                 take(card, seat)
 
+        every = list(deal.rows)
+        if not state.options.logic and None not in deal.hands and len(deal.hands) == n:
+            for hand in deal.hands:
+                every.extend(hand)  # type: ignore[arg-type]  # no None (checked)
+        try:
+            every_set = set(every)
+        except TypeError:  # something unhashable: named card by card below
+            every_set = set()
+        if (  # the common case, every card known: checked as one set (else card by card, for the message)
+            len(every) == ROWS + HAND_SIZE * n
+            and len(every_set) == len(every)
+            and every_set <= _DECK_SETS[size]
+            and all(len(hand) == HAND_SIZE for hand in deal.hands)  # type: ignore[arg-type]
+        ):
+            rows_mask = 0
+            for card in deal.rows:
+                rows_mask |= 1 << card
+            started = _new_state(
+                n, state.options, state.round_index + 1, deal.dealer, "play", state.totals, (0,) * n,
+                tuple([(card,) for card in deal.rows]), tuple([tuple(sorted(hand)) for hand in deal.hands]),  # type: ignore[arg-type]
+                (HAND_SIZE,) * n, (), _NONES[n], (), rows_mask, 0,
+            )
+            _remember(started, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses a card
+            return started
         take_all(deal.rows)
         rows_mask = 0
         for card in deal.rows:
@@ -454,9 +509,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if stage == "play":
             return _play_expected(tuple(map(is_, state.chosen, repeat(None))))
         if stage == "take_row":
-            return Expected("move", (state.pending[0][1],), "take_row")
+            return _TAKE_ROW_EXPECTED[state.pending[0][1]]
         if stage == "pick":
-            return Expected("move", (self._picker(state),), "pick")
+            return _PICK_EXPECTED[self._picker(state)]
         if stage == "reveal":
             return Expected("reveal", tuple([s for s, c in enumerate(state.chosen) if c == HIDDEN]), "play")
         return Expected("deal") if stage == "deal" else Expected("over")
@@ -484,12 +539,53 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     def apply(self, state: Take6State, move: Take6Move) -> Take6State:
         seat = move.seat
-        if not 0 <= seat < state.players:
-            raise FormatError(f"there is no seat {seat} at this {state.players}-player table", seat)
+        n = state.players
+        if not 0 <= seat < n:
+            raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
         kind = type(move)
-        if kind is Play:
-            assert isinstance(move, Play)
-            return self._play(state, move)
+        if kind is Play:  # T-3.1, inline: the hot path of every playout
+            card: int | None = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
+            if state.stage != "play":
+                raise self._not_now(state, seat, f"play card {card}")
+            chosen = list(state.chosen)
+            if chosen[seat] is not None:
+                raise IllegalMove("T-3.1", f"seat {seat} has already chosen a card this turn", seat)
+            hands = state.hands
+            hand = hands[seat]
+            if card is None:  # a commitment: the card stays in a known hand until the reveal
+                chosen[seat] = HIDDEN
+            else:
+                if hand is not None and card in hand:  # the common case, full knowledge of the hand
+                    index = hand.index(card)
+                    new_hands = list(hands)  # lists, not tuple slicing
+                    new_hands[seat] = hand[:index] + hand[index + 1 :]
+                    hands = tuple(new_hands)
+                else:
+                    self._check_card(state, seat, card)
+                chosen[seat] = card
+            sizes = list(state.hand_sizes)
+            sizes[seat] -= 1
+            if None in chosen:
+                return _new_state(
+                    n, state.options, state.round_index, state.dealer, "play", state.totals, state.penalty,
+                    state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
+                    state.turn,
+                )
+            if HIDDEN in chosen:
+                return _new_state(
+                    n, state.options, state.round_index, state.dealer, "reveal", state.totals, state.penalty,
+                    state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
+                    state.turn,
+                )
+            # T-3.2: every card is known: placed lowest first (cards are distinct, so by card)
+            cards: list[int] = chosen  # type: ignore[assignment]  # no None left (checked above)
+            pending = sorted(zip(cards, _SEATS[n], strict=True))
+            out = state.out
+            for placed, _ in pending:
+                out |= 1 << placed
+            return self._place(
+                state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, tuple(sizes), out
+            )
         if kind is TakeRow:
             assert isinstance(move, TakeRow)
             return self._take_row(state, move)
@@ -517,42 +613,6 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if stage == "reveal":
             return IllegalMove("T-3.1", f"this turn's cards are being revealed; seat {seat} cannot {doing}", seat)
         return IllegalMove("T-3.1", f"every player chooses a card now; seat {seat} cannot {doing}", seat)
-
-    def _play(self, state: Take6State, move: Play) -> Take6State:
-        seat, card = move.seat, move.card
-        if state.stage != "play":
-            raise self._not_now(state, seat, f"play card {card}")
-        chosen = state.chosen
-        if chosen[seat] is not None:
-            raise IllegalMove("T-3.1", f"seat {seat} has already chosen a card this turn", seat)
-        hands = state.hands
-        hand = hands[seat]
-        if card is None:  # a commitment: the card stays in a known hand until the reveal
-            mark = HIDDEN
-        elif hand is not None and card in hand:  # the common case, full knowledge of the hand
-            index = hand.index(card)
-            new_hands = list(hands)  # lists, not tuple slicing: this is the hot path of every playout
-            new_hands[seat] = hand[:index] + hand[index + 1 :]
-            hands = tuple(new_hands)
-            mark = card
-        else:
-            self._check_card(state, seat, card)
-            mark = card
-        sizes_list = list(state.hand_sizes)
-        sizes_list[seat] -= 1
-        sizes = tuple(sizes_list)
-        chosen_list = list(chosen)
-        chosen_list[seat] = mark
-        chosen = tuple(chosen_list)
-        if None in chosen:
-            return _new_state(
-                state.players, state.options, state.round_index, state.dealer, "play", state.totals,
-                state.penalty, state.rows, hands, sizes, state.pool, chosen, state.pending, state.out,
-                state.turn,
-            )
-        if HIDDEN in chosen:
-            return replace(state, stage="reveal", hands=hands, hand_sizes=sizes, chosen=chosen)
-        return self._reveal_all(state, chosen, hands, sizes)
 
     def _check_card(self, state: Take6State, seat: int, card: int) -> None:
         """A played card must be in the seat's hand (T-3.1); where the hand is unknown, one this
@@ -622,14 +682,24 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         profi = state.options.profi
         n = state.players
         for index, (card, seat) in enumerate(pending):
-            target = placement_target(rows, card, profi)
-            if target is None:  # T-3.5: the player chooses a row to take
+            if profi:
+                target = placement_target(rows, card, True)
+                if target is None:
+                    row_index = -1
+                else:
+                    row_index, side = target
+            else:  # `placement_target` inline (T-3.3): the hot path of every playout
+                row_index, side, best = -1, "right", MAX_CARD + 1
+                for candidate, row in enumerate(rows):
+                    diff = card - row[-1]
+                    if 0 < diff < best:
+                        row_index, best = candidate, diff
+            if row_index < 0:  # T-3.5: the player chooses a row to take
                 return _new_state(
                     n, state.options, state.round_index, state.dealer, "take_row", tuple(totals),
-                    tuple(penalty), tuple(rows), hands, sizes, state.pool, (None,) * n,
+                    tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n],
                     tuple(pending[index:]), out, state.turn,
                 )
-            row_index, side = target
             row = rows[row_index]
             if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
                 taken = row_bullheads(row)
@@ -641,12 +711,17 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             else:
                 rows[row_index] = (card, *row)
         # T-3.6: the turn is over; after the tenth the round is.
-        stage: Stage = "play"
-        if not any(sizes):
-            stage = "over" if max(totals) > END_ABOVE else "deal"  # T-4.1
+        if any(sizes):
+            turn = _new_state(
+                n, state.options, state.round_index, state.dealer, "play", tuple(totals), tuple(penalty),
+                tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
+            )
+            _remember(turn, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses again
+            return turn
         return _new_state(
-            n, state.options, state.round_index, state.dealer, stage, tuple(totals), tuple(penalty),
-            tuple(rows), hands, sizes, state.pool, (None,) * n, (), out, state.turn + 1,
+            n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
+            tuple(totals), tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n], (), out,
+            state.turn + 1,
         )
 
     def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:
@@ -693,20 +768,33 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         )
 
     def view(self, state: Take6State, seat: int) -> Take6State:
-        if not 0 <= seat < state.players:
-            raise FormatError(f"there is no seat {seat} at this {state.players}-player table")
-        logic = state.options.logic
-        hands: list[tuple[int, ...] | None] = []
-        chosen: list[int | None] = []
-        for other, (hand, card) in enumerate(zip(state.hands, state.chosen, strict=True)):
-            if other == seat or card is None or card == HIDDEN:
-                chosen.append(card)
-            else:
-                chosen.append(HIDDEN)
-                if logic and hand is not None:  # T-5.2: the hand is public, the choice is not
-                    hand = tuple(sorted((*hand, card)))
-            hands.append(hand if logic or other == seat else None)
-        return replace(state, hands=tuple(hands), chosen=tuple(chosen))
+        n = state.players
+        if not 0 <= seat < n:
+            raise FormatError(f"there is no seat {seat} at this {n}-player table")
+        chosen = state.chosen
+        # T-3.1: another seat's chosen card shows only as HIDDEN; a choice not made yet stays None.
+        view_chosen = tuple([
+            card if other == seat or card is None else HIDDEN for other, card in enumerate(chosen)
+        ])
+        hands = state.hands
+        if state.options.logic:  # T-5.2: the hands are public, the choices are not
+            if view_chosen == chosen:
+                return state  # nothing is hidden from this seat: the view is the state itself
+            view_hands = list(hands)
+            for other, (hand, card) in enumerate(zip(hands, chosen, strict=True)):
+                if other != seat and card and hand is not None:  # a chosen card is still held
+                    view_hands[other] = tuple(sorted((*hand, card)))
+            new_hands = tuple(view_hands)
+        else:
+            new_hands = (*_NONES[seat], hands[seat], *_NONES[n - seat - 1])
+        view = _new_state(
+            n, state.options, state.round_index, state.dealer, state.stage, state.totals, state.penalty,
+            state.rows, new_hands, state.hand_sizes, state.pool, view_chosen, state.pending, state.out, state.turn,
+        )
+        if state._expected is not None and state.stage != "reveal":  # the same moves are owed (a reveal
+            # waits for every HIDDEN choice, and the view hides more)
+            _remember(view, "_expected", state._expected)
+        return view
 
     # --- wire forms ----------------------------------------------------------------------
     def move_from_json(self, raw: Mapping[str, object]) -> Take6Move:
