@@ -1,0 +1,216 @@
+"""Red team on `equiv` (a85f3bc): passes and keys that name what they were built on (`input`), moves
+whose state hash differs waiting instead of being blamed, their step's automatic limit
+(`play._holds_step_message`), gossip on first acceptance, the accused that never convicts itself
+on claims it knows are false (`clocks._owed_past_limit`) and blames waiting for this seat's audit
+(`blame._audit_pending`).
+
+Each test is an attack by a modified client at one or two seats, the real `TableSession`
+everywhere else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2
+honest seats agree, I3 nothing raises, I4 every table ends, I6 bounded memory). An attack the code
+withstands is an ordinary test that asserts the invariants on a table where the attack fired
+(`applied > 0`); an attack that breaks one is a strict xfail whose reason says what breaks and where.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from protocol.signed import SignedMessage
+from protocol.table import TableSession
+from protocol.testing import (
+    KEEP,
+    TICK,
+    AttackContext,
+    Emit,
+    Faults,
+    Harness,
+    Strategy,
+    Violation,
+    check_invariants,
+)
+
+STEP = 20.0  # the step limit of run_adversarial and of lanplay's runner
+
+
+class SlowHuman(TableSession):
+    """An honest seat whose player takes `THINK` seconds over every decision: well within the turn
+    limit of `run_adversarial` (60 s), and lanplay's runner has no turn limit at all (None)."""
+
+    THINK = 30.0
+    _asked: tuple[int, int] | None = None
+    _asked_at = 0.0
+
+    def decision(self) -> tuple[Any, ...]:
+        moves = super().decision()
+        if not moves:
+            return ()
+        key = (self.round_index, self.round.step if self.round is not None else -1)
+        if self._asked != key:
+            self._asked, self._asked_at = key, self.now
+        return moves if self.now - self._asked_at >= self.THINK else ()
+
+
+@dataclass
+class Table:
+    harness: Harness
+    violations: list[Violation]
+    applied: int
+
+    def invariants(self) -> list[str]:
+        return sorted({v.invariant for v in self.violations})
+
+    def report(self) -> str:
+        lines = [f"{v.invariant} at seat {v.seat}: {v.detail}" for v in self.violations]
+        for seat, session in enumerate(self.harness.sessions):
+            blames = self.harness.blames(seat)
+            first = f"blamed {blames[0].seat} {blames[0].rule}: {blames[0].message[:140]}" if blames else ""
+            lines.append(f"seat {seat}: {session.stage}, {len(session.rounds)} rounds {first}")
+        return "\n".join(lines)
+
+
+def run_table(
+    game: str,
+    players: int,
+    options: Mapping[str, object],
+    seed: int,
+    strategies: Mapping[int, Strategy],
+    *,
+    factories: Mapping[int, Any] | None = None,
+    turn_timeout: float | None = 3 * STEP,
+    faults: Faults | None = None,
+    rounds: int = 1,
+) -> Table:
+    """`run_adversarial`'s table (same limits, ticks, gossip lag and time bound), with session
+    factories (slow humans) and a turn limit of choice (None: lanplay's runner)."""
+    h = Harness(
+        game,
+        players,
+        options,
+        seed=seed,
+        step_timeout=STEP,
+        turn_timeout=turn_timeout,
+        reconnect_timeout=6 * STEP,
+        adversaries=strategies,
+        catch=True,
+        faults=faults or Faults(gossip_delay=0.05),
+        factories=factories,
+    )
+    shared: dict[str, Any] = {}
+    for attacker in h.attackers.values():
+        attacker.shared = shared
+    h.run(
+        until_rounds=rounds,
+        max_deliveries=60_000,
+        tick_every=TICK,
+        max_idle_ticks=int((h.settings.reconnect_timeout + 3 * STEP) / TICK),
+        max_time=rounds * 10 * STEP + h.settings.reconnect_timeout,
+        settle=STEP / 4,
+    )
+    return Table(h, check_invariants(h, rounds), sum(a.applied for a in h.attackers.values()))
+
+
+def claim(ctx: AttackContext, seat: int | None, what: str) -> None:
+    """A signed timeout claim for the step the attacker's session is at (its key as every seat names it)."""
+    ctx.applied += 1
+    ctx.publish("timeout", {"seat": seat, "step": ctx.session._step_key(what), "what": what})
+
+
+# --- A: a held choice makes a slow human's thinking time the automatic step limit -----------------
+
+
+class ClaimThenHeldChoice(Strategy):
+    """At a simultaneous hidden choice (6 nimmt! cards, 6th Sense predictions) this seat first signs a
+    timeout claim against the honest seat `victim` for the step just begun, then its own commitment
+    with a wrong `state` hash. The commitment waits at every seat (no desync blame any more), and
+    `_holds_step_message` turns the whole step, every pending seat's, into an automatic step with
+    the 20 s step limit. Every honest seat then claims the lowest pending seat, the slow human; the
+    attacker's claim is already in (before its held commitment, so not stuck behind it)."""
+
+    name = "claim-then-held-choice"
+
+    def __init__(self, victim: int) -> None:
+        self.victim = victim
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind == "commit" and not self.done:
+            self.done = True
+            session = ctx.session
+            claim(ctx, self.victim, f"choose ({session.game.expected(session.state).kind})")
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "commit" or occurrence != 0:
+            return (KEEP,)
+        return (Emit(body={**msg.body, "state": "ab" * 32}),)
+
+
+HIDDEN = [
+    pytest.param(game, players, turn, id=f"{game}-{players}-turn-{turn}")
+    for game, players in (("take6", 3), ("sixth-sense", 3), ("sixth-sense", 5))
+    for turn in (3 * STEP, None)
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="I1: a commit with a wrong state hash is held, so `play._holds_step_message` makes the whole "
+    "simultaneous choice automatic (clocks.waiting: `held` applies the step limit to every pending seat); "
+    "a slow honest human (30 s, turn limit 60 s or None) is claimed by every honest seat at 20 s, the "
+    "attacker's claim signed before its held commit, and convicted everywhere, itself included "
+    "(`_owed_past_limit` uses the same automatic limit)",
+)
+@pytest.mark.parametrize(("game", "players", "turn"), HIDDEN)
+def test_a_held_choice_does_not_put_a_slow_human_on_the_step_limit(game: str, players: int, turn: float | None) -> None:
+    attacker = players - 1
+    table = run_table(
+        game, players, {}, 5, {attacker: ClaimThenHeldChoice(victim=0)}, factories={0: SlowHuman}, turn_timeout=turn
+    )
+    assert table.applied > 0
+    assert not table.violations, table.report()
+
+
+class OneOfHeld(Strategy):
+    """Sixes' opening (X-2.2: whichever seat holds O6; the others cannot tell which): a claim naming
+    no seat, then a bogus opening move with a wrong state hash from a seat that does not hold O6. It
+    is held at every seat, the step turns automatic, every seat but the slow holder claims at 20 s,
+    and the claims (standing since the attacker's) name the holder as the one that did not claim."""
+
+    name = "one-of-held"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        session = ctx.session
+        rd = session.round
+        if self.done or session.stage != "play" or rd is None or rd.step != 0 or session.decision():
+            return  # not yet dealt, or this seat holds O6 itself: nothing to do
+        self.done = True
+        claim(ctx, None, session.game.expected(session.state).kind)
+        ctx.publish("move", {"step": 0, "state": "ab" * 32, "move": {"seat": ctx.seat, "pass": True}})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="I1/I2: a bogus Sixes opening with a wrong state hash is held, `_holds_step_message` makes the "
+    "one-of step automatic (20 s), every seat but the slow honest O6 holder claims, and `_owes_one_of` "
+    "convicts the holder at every other honest seat; the holder itself (not held in its own view) stops",
+)
+@pytest.mark.parametrize("players", [3, 4])
+def test_a_held_opening_does_not_convict_the_slow_holder_of_o6(players: int) -> None:
+    table = run_table(
+        "sixes",
+        players,
+        {"chips": 1},
+        1,  # a seed where the last seat does not hold O6
+        {players - 1: OneOfHeld()},
+        factories={s: SlowHuman for s in range(players - 1)},
+        turn_timeout=None,
+    )
+    assert table.applied > 0
+    assert not any(v.invariant in ("I1", "I2") for v in table.violations), table.report()
