@@ -13,7 +13,6 @@ withstands is an ordinary test that asserts the invariants on a table where the 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
