@@ -213,3 +213,54 @@ def test_a_held_opening_does_not_convict_the_slow_holder_of_o6(players: int) -> 
     )
     assert table.applied > 0
     assert not any(v.invariant in ("I1", "I2") for v in table.violations), table.report()
+
+
+# --- B: a blame resting on the blamer's copy of a forked commitment outruns the fork's gossip -----
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="I2 (soak, seed 282; also on a85f3bc^): seat 2 forks its prediction commitment; seat 1's audit "
+    "finds the opening does not match its copy and blames with the secrets message alone as evidence "
+    "(inbox._pump: `(msg.to_json(),)`, not the commitment it checked); seat 0, whose copy matches and "
+    "whose audit passed, cannot confirm it and stops (blame._on_blame) 50 ms before the gossiped other "
+    "version would have given it the fork proof",
+)
+def test_an_audit_blame_on_a_forked_commitment_reaches_the_same_verdict_everywhere() -> None:
+    from protocol.testing import make_strategy, run_adversarial
+
+    result = run_adversarial(
+        "sixth-sense", 3, {"late_trump": True, "target": 1}, 282, {2: make_strategy("equivocate:commit")}
+    )
+    assert result.applied > 0
+    assert not result.violations, result.verdicts
+
+
+# --- C: the accused that did withhold, at a 2-seat table, on a lossy network ----------------------
+
+
+class Away(TableSession):
+    """A real session whose player has walked away after the deal: it never decides again. It does
+    withhold (so it is not "honest" for I1), but it runs the real code, so it must agree (I2)."""
+
+    def decision(self) -> tuple[Any, ...]:
+        return ()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="I2 (finding J's fix): seat 0 claims seat 1 at 60 s by its clock; seat 1 got the deal 1 s late "
+    "(a lost message resent), so by its own clock it has owed the step 59 s when the claim arrives: "
+    "`clocks._judge_claims` stops at once ('a step it does not owe') instead of waiting for its own "
+    "clock, while seat 0 convicts it; before a85f3bc both convicted seat 1",
+)
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_seat_that_did_withhold_agrees_with_the_claim_on_a_lossy_network(game: str) -> None:
+    faults = Faults(max_delay=0.05, duplicate=0.1, drop=0.05, resend_after=1.0, gossip_delay=0.05)
+    table = run_table(game, 2, {}, 5, {}, factories={1: Away}, faults=faults)
+    verdicts = {
+        seat: (blames[0].seat if (blames := table.harness.blames(seat)) else None, session.stage)
+        for seat, session in enumerate(table.harness.sessions)
+    }
+    assert verdicts[0] == (1, "ended"), table.report()  # the claim stands at the seat that waited
+    assert verdicts[1] == verdicts[0], table.report()  # I2: the seat that withheld agrees
