@@ -13,14 +13,19 @@ withstands is an ordinary test that asserts the invariants on a table where the 
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from protocol.signed import SignedMessage
+from protocol.commitment import commit
+from protocol.encoding import canonical
+from protocol.signed import SignedMessage, sign_message
 from protocol.table import TableSession
+from protocol.table._state import CHOICE_TAG
 from protocol.testing import (
     KEEP,
     TICK,
@@ -31,6 +36,8 @@ from protocol.testing import (
     Strategy,
     Violation,
     check_invariants,
+    make_strategy,
+    run_adversarial,
 )
 
 STEP = 20.0  # the step limit of run_adversarial and of lanplay's runner
@@ -227,8 +234,6 @@ def test_a_held_opening_does_not_convict_the_slow_holder_of_o6(players: int) -> 
     "version would have given it the fork proof",
 )
 def test_an_audit_blame_on_a_forked_commitment_reaches_the_same_verdict_everywhere() -> None:
-    from protocol.testing import make_strategy, run_adversarial
-
     result = run_adversarial(
         "sixth-sense", 3, {"late_trump": True, "target": 1}, 282, {2: make_strategy("equivocate:commit")}
     )
@@ -264,3 +269,125 @@ def test_a_seat_that_did_withhold_agrees_with_the_claim_on_a_lossy_network(game:
     }
     assert verdicts[0] == (1, "ended"), table.report()  # the claim stands at the seat that waited
     assert verdicts[1] == verdicts[0], table.report()  # I2: the seat that withheld agrees
+
+
+# --- Attacks the code withstands (each asserts the invariants on a table where it fired) ----------
+
+
+class ForgeInput(Strategy):
+    """A pass or table-key opening whose `input` names a digest that is not the message it was built
+    on: one that never existed, or a real message of another seat. Sent alike to every seat, it waits
+    at each of them; the step stays owed by its author, who every other seat claims (P-5.3)."""
+
+    caught = True
+
+    def __init__(self, kind: str, how: str) -> None:
+        self.kind, self.how = kind, how
+        self.name = f"forge-input:{kind}:{how}"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        named = msg.body.get("input")
+        if msg.kind != self.kind or occurrence != 0 or not isinstance(named, str):
+            return (KEEP,)
+        if self.how == "never":
+            forged = hashlib.sha256(b"a message nobody signed").hexdigest()
+        else:  # a real signed message of another seat, e.g. the seed opening it last received
+            forged = next((m.digest() for m in reversed(ctx.received) if m.digest() != named), "ee" * 32)
+        return (Emit(body={**msg.body, "input": forged}),)
+
+
+FORGED = [
+    pytest.param(game, players, kind, how, id=f"{kind}-{how}-{game}-{players}")
+    for game, players in (("sixth-sense", 2), ("take6", 3), ("sixes", 4))
+    for kind in ("shuffle", "lock", "open")
+    for how in ("never", "real")
+]
+
+
+@pytest.mark.parametrize(("game", "players", "kind", "how"), FORGED)
+def test_a_forged_input_digest_convicts_its_author(game: str, players: int, kind: str, how: str) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    for seat in sorted({0, players - 1}):
+        table = run_table(game, players, options, 7, {seat: ForgeInput(kind, how)})
+        assert table.applied > 0
+        assert not table.violations, table.report()
+        honest = [s for s in range(players) if s != seat]
+        assert all((b := table.harness.blames(s)) and b[0].seat == seat for s in honest), table.report()
+
+
+class EquivocateValidChoice(Strategy):
+    """6 nimmt!: two valid commitments to two different hand cards, one per half of the table, then
+    to each half the reveal that opens its version. Each half applies a legal turn, but not the same
+    one; the next state hashes differ (so moves wait), and gossip brings the fork proof."""
+
+    name = "equivocate-valid:commit+reveal"
+    caught = True
+
+    def choose(self, ctx: AttackContext, session: TableSession, rng: random.Random) -> Any:
+        moves = list(session.decision())
+        rd = session.round
+        if "_alt" in ctx.shared or len(moves) < 2 or rd is None:
+            return rng.choice(moves)
+        first, second = rng.sample(moves, 2)
+        kind = session.game.expected(session.state).kind
+        value = session._card_reference(session.game.move_to_json(second)[kind])
+        position = value.get("pos")
+        if not isinstance(position, int):
+            return first
+        digest, opening = commit(CHOICE_TAG, session.settings.table, rd.index, session.me, canonical(value), bytes(32))
+        keys = [rd.hand_keys[position][s].to_json() for s in range(session.n)]
+        reveal = {"step": rd.step, "value": opening.value.hex(), "nonce": opening.nonce.hex(), "keys": keys}
+        ctx.shared["_alt"] = (rd.step, digest.hex(), reveal)
+        return first
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        alt = ctx.shared.get("_alt")
+        others = [s for s in range(ctx.n) if s != ctx.seat]
+        if alt is None or msg.kind not in ("commit", "reveal") or msg.body.get("step") != alt[0]:
+            return (KEEP,)
+        if to not in others[len(others) // 2 :]:
+            return (KEEP,)
+        return (Emit(body={**msg.body, "digest": alt[1]} if msg.kind == "commit" else alt[2]),)
+
+
+@pytest.mark.parametrize("gossip", [0.05, 15.0])
+@pytest.mark.parametrize("seat", [0, 3])
+def test_two_valid_card_choices_convict_the_equivocator(gossip: float, seat: int) -> None:
+    table = run_table("take6", 4, {}, 11, {seat: EquivocateValidChoice()}, faults=Faults(gossip_delay=gossip))
+    assert table.applied > 0
+    assert not table.violations, table.report()
+    assert all((b := table.harness.blames(s)) and b[0].seat == seat for s in range(4)), table.report()
+
+
+class AuditPendingBlame(Strategy):
+    """At this seat's first move: a blame of the next honest seat whose only evidence is a signed
+    `secrets` message of the current round. `blame._audit_pending` holds it for this seat's own
+    audit, which never comes (the game is in play), so the table waits; `_judge_pending_blames`
+    must still stop it, convicting nobody, within twice the limit."""
+
+    name = "audit-pending-blame"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind not in ("move", "commit") or self.done:
+            return
+        self.done = True
+        ctx.applied += 1
+        table, rnd = ctx.settings.table, ctx.session.round_index
+        secrets = sign_message(ctx.identity, table, rnd, 999, "00" * 32, "secrets", {"secrets": {}, "openings": {}})
+        body = {"seat": ctx.victim(), "rule": "P-5.2", "message": "audit", "evidence": [secrets.to_json()]}
+        ctx.publish("blame", body)
+
+
+@pytest.mark.parametrize("turn", [3 * STEP, None])
+@pytest.mark.parametrize(("game", "players"), [("sixth-sense", 3), ("sixes", 4)])
+def test_a_blame_waiting_for_an_audit_that_never_comes_still_ends(game: str, players: int, turn: float | None) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    table = run_table(game, players, options, 3, {players - 1: AuditPendingBlame()}, turn_timeout=turn)
+    assert table.applied > 0
+    assert not table.violations, table.report()
+    limit = max(STEP, turn or 0.0)
+    assert table.harness.now <= 2 * limit + 2 * STEP, table.report()  # I4: bounded by the pending-blame limit
+    assert all(table.harness.sessions[s].stage == "ended" for s in range(players - 1)), table.report()
