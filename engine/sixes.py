@@ -46,6 +46,7 @@ RANK_OF: dict[Card, int] = {card: index % len(RANKS) for index, card in enumerat
 # A column is (lowest card, highest card) of a suit on the table, or None before its 6 is played.
 Column = tuple[Card, Card] | None
 Columns = tuple[Column, ...]  # indexed by suit: O, C, E, B
+HistoryEntry = tuple[int, Card | None]  # (seat, card played) or (seat, None) for a pass
 NO_COLUMNS: Columns = (None, None, None, None)
 
 
@@ -207,6 +208,10 @@ class SixesRound:
     # Per seat, the cards it has shown it does not hold: a pass proves it held none of the cards
     # playable then, and cards never come back to a hand. Public, like the passes.
     lacks: tuple[frozenset[Card], ...] = ()  # () until somebody passes
+    # Every move of the round in order, O6 first: (seat, card) for a play, (seat, None) for a pass.
+    # Public like the columns (every card played and every pass is seen by the table); a search
+    # reads from it what a seat chose to play while it could have played something else.
+    history: tuple[HistoryEntry, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +232,8 @@ _new_state = fast_constructor(SixesState)
 # Immutable move and expectation values are shared, not rebuilt in the hot path.
 _PLAYS: tuple[dict[Card, Play], ...] = tuple({c: Play(seat, c) for c in DECK} for seat in range(MAX_PLAYERS))
 _PASSES: tuple[Pass, ...] = tuple(Pass(seat) for seat in range(MAX_PLAYERS))
+_PLAYED: tuple[dict[Card, HistoryEntry], ...] = tuple({c: (seat, c) for c in DECK} for seat in range(MAX_PLAYERS))
+_PASSED: tuple[HistoryEntry, ...] = tuple((seat, None) for seat in range(MAX_PLAYERS))
 _EXPECT_PLAY: tuple[Expected, ...] = tuple(Expected("move", (seat,), "play") for seat in range(MAX_PLAYERS))
 _EXPECT_DEAL = Expected("deal")
 _EXPECT_OVER = Expected("over")
@@ -446,8 +453,9 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             turn = seat + 1 if seat + 1 < n else 0
             lacks = r.lacks or (frozenset(),) * n
             lacks = (*lacks[:seat], lacks[seat] | r.playable, *lacks[seat + 1 :])
+            history = (*r.history, _PASSED[seat])
             new_round = _new_round(
-                r.dealer, r.hands, r.hand_sizes, r.columns, r.playable, turn, r.opener, None, 0, lacks
+                r.dealer, r.hands, r.hand_sizes, r.columns, r.playable, turn, r.opener, None, 0, lacks, history
             )
             return _new_state(n, state.options, state.rounds_started, chips, pot, new_round, False)
         if type(move) is not Play:
@@ -469,14 +477,17 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             hands = tuple(hand_list)
         columns = extend_column(r.columns, card)
         playable = (r.playable - _ALONE[card]) | _OPENS[card]
+        history = (*r.history, _PLAYED[seat][card])
         if size:
             turn = seat + 1 if seat + 1 < n else 0
-            new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0, r.lacks)
+            new_round = _new_round(
+                r.dealer, hands, sizes, columns, playable, turn, r.opener, None, 0, r.lacks, history
+            )
             return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
         # the first player out ends the round and takes the whole pot.
         pot = state.pot
         chips = (*state.chips[:seat], state.chips[seat] + pot, *state.chips[seat + 1 :])
-        new_round = _new_round(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot, r.lacks)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, None, r.opener, seat, pot, r.lacks, history)
         over = min(chips) == 0
         return _new_state(n, state.options, state.rounds_started, chips, 0, new_round, over)
 
@@ -528,7 +539,8 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
         playable = (r.playable - _ALONE[OPENING_CARD]) | _OPENS[OPENING_CARD]
         turn = (seat + 1) % n
         # A hand of one card cannot happen (X-1.3: at least 5 cards each), so O6 never ends the round.
-        new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0, r.lacks)
+        history = (_PLAYED[seat][OPENING_CARD],)
+        new_round = _new_round(r.dealer, hands, sizes, columns, playable, turn, seat, None, 0, r.lacks, history)
         return _new_state(n, state.options, state.rounds_started, state.chips, state.pot, new_round, False)
 
     def view(self, state: SixesState, seat: int) -> SixesState:
@@ -537,7 +549,8 @@ class Sixes(Game[SixesOptions, SixesState, Move, SixesDeal]):
             return state
         hands = tuple(h if s == seat else None for s, h in enumerate(r.hands))
         new_round = _new_round(
-            r.dealer, hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
+            r.dealer, hands, r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks,
+            r.history,
         )
         return _new_state(
             state.players, state.options, state.rounds_started, state.chips, state.pot, new_round, state.over
@@ -654,6 +667,7 @@ def determinize(view: SixesState, seat: int, hands: Mapping[int, Sequence[Card]]
             raise FormatError(f"determinize: seat {s} holds {r.hand_sizes[s]} cards, not {len(hand)}")
         full[s] = tuple(sorted(hand, key=CARD_INDEX.__getitem__))
     new_round = _new_round(
-        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks
+        r.dealer, tuple(full), r.hand_sizes, r.columns, r.playable, r.turn, r.opener, r.winner, r.pot_won, r.lacks,
+        r.history,
     )
     return _new_state(view.players, view.options, view.rounds_started, view.chips, view.pot, new_round, view.over)

@@ -227,7 +227,7 @@ def run_play(args: argparse.Namespace) -> int:
 def run_where(args: argparse.Namespace) -> int:
     from lanplay.network import network_in_use
     from lanplay.runner import unfinished_journal
-    from lanplay.store import data_dir, load_or_create_identity
+    from lanplay.store import data_dir, load_or_create_identity, set_aside_journals
 
     directory = data_dir()
     identity = load_or_create_identity(directory)
@@ -245,6 +245,9 @@ def run_where(args: argparse.Namespace) -> int:
         plan, path = found
         names = ", ".join(seat.name for seat in plan.seats)
         print(f"unfinished games: {get_game(plan.game).title} with {names} ({path}); `lanplay`, then r, resumes it")
+    aside = set_aside_journals(directory)
+    if aside:  # I3: journals that could not be resumed, kept for a look (the log says why)
+        print(f"journals set aside, they could not be resumed: {', '.join(str(p) for p in aside)}")
     print(f"records: {directory / 'records'}")
     return 0
 

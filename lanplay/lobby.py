@@ -20,10 +20,18 @@ one JSON object per message:
   A joiner returns the plan only once it verifies in full (`TablePlan.verify`); the runner checks
   it again before the first shuffle.
 
-A seat that leaves or stalls (`LOBBY_TIMEOUT` per step) during the draw frees its seat; the draw
-starts again, under a new ``attempt``, when the table is full again. The game's table id is the hash of
-the plan, so two peers told different plans cannot play at one table: their messages would not even
-verify; and a plan listing a peer that did not join cannot start, since that peer never signs it.
+A seat that leaves or stalls (`LOBBY_TIMEOUT` per step) while the commitments are gathered frees its
+seat; the draw starts again, under a new ``attempt``, when the table is full again. Once the host has
+sent the commitments (the reveals have begun), whoever reveals last may already know the order, so a
+restart would be a free re-roll for it (P-3.2): a seat that then withholds its reveal or its
+signature, or leaves, is **barred** from this lobby by key. It is told ``{"error": why}``, every other
+seat of the draw ``{"barred": {"key", "why"}}``, and its key is refused if it comes back. A joiner, for
+its part, takes part in a new draw after it revealed only if the host barred a seat of that draw
+meanwhile (and never with a barred seat in it), and in at most `MAX_REDRAWS` such draws: a host that
+re-draws on its own (the same seats, or a seat dropped and put back, or swapped for another) is left
+at once with an error that names it. The game's table id is the hash of the plan, so two peers told
+different plans cannot play at one table: their messages would not even verify; and a plan listing a
+peer that did not join cannot start, since that peer never signs it.
 
 Browser origins are refused, as on the mesh. Nothing here touches the game itself.
 """
@@ -34,9 +42,10 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 
 from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.connection import Connection
@@ -44,12 +53,14 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.http11 import Request, Response
 
+from lanplay.text import shown
 from protocol.commitment import Commitment, Opening, verify_opening
 from protocol.encoding import JSONObject, canonical, decode
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, PublicIdentity
 from protocol.link import Handshake, LinkCipher
 from protocol.plan import (
+    ORDER_RULE,
     ORDER_TAG,
     PlanDraw,
     Roster,
@@ -64,6 +75,11 @@ log = logging.getLogger(__name__)
 
 MAX_LOBBY_MESSAGE = 64 * 1024
 LOBBY_TIMEOUT = 10.0
+# How many times a joiner lets the seat draw start again after it revealed (each time because the host
+# barred a seat of that draw). Every such restart is a re-roll of the order, so a host that bars one
+# accomplice after another cannot re-roll without bound (P-3.2).
+MAX_REDRAWS = 2
+MAX_WHY = 200  # a bar's reason, as a joiner shows it
 
 
 TABLE_FULL = "the table is full"
@@ -75,6 +91,20 @@ class LobbyError(Exception):
 
 class TableFull(LobbyError):
     """The host refused us because every seat is taken (a joiner may try the next table)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBarred:
+    """What a joiner is told when the host bars a seat of its draw (P-3.2): who, and why (the why is
+    the host's text, already made safe to show)."""
+
+    name: str
+    fingerprint: str
+    why: str
+
+    def __str__(self) -> str:
+        return (f"{shown(self.name)} ({self.fingerprint}) is barred from this lobby: {self.why}; "
+                f"the seat order is drawn again without it ({ORDER_RULE})")  # fmt: skip
 
 
 # --- one encrypted lobby link -----------------------------------------------------------------
@@ -173,6 +203,8 @@ class _Joiner:
     ws: ServerConnection
     cipher: LinkCipher
     info: SeatInfo
+    # In a draw whose reveals have begun: leaving or stalling now bars this seat (P-3.2).
+    revealing: bool = False
 
 
 @dataclass(eq=False)
@@ -208,6 +240,13 @@ class LobbyHost:
     _draw: _HostDraw | None = None
     _draw_task: asyncio.Task[None] | None = None
     _attempts: int = 0
+    _barred: dict[str, str] = field(default_factory=dict)  # public key -> why (P-3.2)
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    @property
+    def barred(self) -> Mapping[str, str]:
+        """The keys barred from this lobby, and why (a seat that withheld its part of the seat draw)."""
+        return dict(self._barred)
 
     async def start(self, host: str, port: int = 0) -> int:
         try:
@@ -258,6 +297,10 @@ class LobbyHost:
             except ProtocolError as exc:
                 await _send(ws, cipher, {"error": exc.message})
                 raise LobbyError(exc.message) from None
+            if key in self._barred:  # no fresh draw for a seat that withheld its part of the last one (P-3.2)
+                why = f"this identity is barred from this lobby: {self._barred[key]}"
+                await _send(ws, cipher, {"error": why})
+                raise LobbyError(why)
             if any(s.public_key == key for s in self.taken):
                 await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
@@ -279,10 +322,15 @@ class LobbyHost:
                 log.warning("lobby: dropped %s: %s", joiner.info.name, exc)
         finally:
             if self._plan is not None and not self._plan.done() and joiner in self._joiners:
-                self._joiners.remove(joiner)  # a seat came free again: tell the others and mDNS
+                draw = self._draw
                 self._stop_draw()
-                with contextlib.suppress(Exception):
-                    await self._announce()
+                if joiner.revealing and draw is not None:  # leaving now is withholding (P-3.2)
+                    with contextlib.suppress(Exception):
+                        await self._bar(draw, [joiner], "it left during the seat draw, after the reveals began")
+                else:
+                    self._joiners.remove(joiner)  # a seat came free again: tell the others and mDNS
+                    with contextlib.suppress(Exception):
+                        await self._announce()
             with contextlib.suppress(Exception):
                 await ws.close()
 
@@ -340,6 +388,8 @@ class LobbyHost:
             commitments = [draw.commits[i] for i in range(n)]
             draw.reveals[0] = draw.mine.reveal(commitments)
             host_reveal = {"value": draw.reveals[0].value.hex(), "nonce": draw.reveals[0].nonce.hex()}
+            for joiner in draw.joiners:  # from here, whoever reveals last may know the order (P-3.2)
+                joiner.revealing = True
             await self._tell(draw, {"commits": {"attempt": draw.attempt, "list": [c.hex() for c in commitments],
                                                 "host": host_reveal}})  # fmt: skip
             if not await self._gather(draw, "reveal", draw.reveals):
@@ -361,8 +411,12 @@ class LobbyHost:
         except (ProtocolError, LobbyError) as exc:  # cannot happen with the host's own values
             log.warning("lobby: the seat draw failed: %s", exc)
         finally:
+            for joiner in draw.joiners:  # this draw is over: leaving now re-rolls nothing
+                joiner.revealing = False
             if self._draw is draw and (self._plan is None or not self._plan.done()):
                 self._draw = None  # a new attempt may start when the table is full again
+                if len(self.taken) == self.seats:  # (it filled up while this attempt was ending)
+                    self._spawn(self._announce())
 
     async def _tell(self, draw: _HostDraw, message: JSONObject) -> None:
         for joiner in draw.joiners:
@@ -379,16 +433,51 @@ class LobbyHost:
                     await draw.changed.wait()
                 return True
         late = [j for i, j in enumerate(draw.joiners, start=1) if i not in got]
-        for joiner in late:
-            log.warning("lobby: %s sent no %s for the seat draw in %g s", joiner.info.name, what, LOBBY_TIMEOUT)
-            with contextlib.suppress(Exception):
-                await _send(joiner.ws, joiner.cipher, {"error": f"no {what} for the seat draw in time"})
-            self._spawn_close(joiner.ws)
+        if what == "commit":  # nothing is open yet: a restart re-rolls nothing, the seat is only freed
+            for joiner in late:
+                log.warning("lobby: %s sent no commit for the seat draw in %g s", joiner.info.name, LOBBY_TIMEOUT)
+                with contextlib.suppress(Exception):
+                    await _send(joiner.ws, joiner.cipher, {"error": "no commit for the seat draw in time"})
+                self._spawn_close(joiner.ws)
+        else:  # shielded: another seat leaving meanwhile cancels this draw, but must not cut a bar in half
+            why = f"it committed to the seat draw and sent no {what} within {LOBBY_TIMEOUT:g} s"
+            await asyncio.shield(self._spawn(self._bar(draw, late, why)))
         return False  # this attempt is over; the late joiners' leaving re-announces the seats
 
-    @staticmethod
-    def _spawn_close(ws: ServerConnection) -> None:
-        asyncio.get_running_loop().create_task(ws.close())
+    async def _bar(self, draw: _HostDraw, joiners: list[_Joiner], why: str) -> None:
+        """Bar seats that withheld their part of a draw whose reveals had begun (P-3.2): a restart is a
+        fresh roll of the order, which the last to reveal may have seen already. Every bar is recorded
+        before anyone is told or closed, so a close that cancels the draw cannot leave one unbarred.
+        The seat is told why; every other seat of the draw is told who and why (the order of the
+        messages on each link puts the bar before the new seat list)."""
+        fresh = [j for j in joiners if j.info.public_key not in self._barred]
+        for joiner in fresh:
+            self._barred[joiner.info.public_key] = why
+            if joiner in self._joiners:  # its seat is free at once: no seat list may show it again
+                self._joiners.remove(joiner)
+            log.warning("lobby: barred %s (%s) from this lobby: %s", joiner.info.name, joiner.info.fingerprint, why)
+        for joiner in fresh:
+            for other in draw.joiners:
+                if other is not joiner and other.info.public_key not in self._barred:
+                    with contextlib.suppress(Exception):
+                        await _send(other.ws, other.cipher, {"barred": {"key": joiner.info.public_key, "why": why}})
+        for joiner in fresh:
+            with contextlib.suppress(Exception):
+                await _send(joiner.ws, joiner.cipher, {"error": f"barred from this lobby ({ORDER_RULE}): {why}"})
+            self._spawn_close(joiner.ws)
+        if fresh:
+            with contextlib.suppress(Exception):
+                await self._announce()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` on its own, kept referenced until it is done (the loop holds tasks weakly)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def _spawn_close(self, ws: ServerConnection) -> None:
+        self._spawn(ws.close())
 
 
 # --- the joiner -----------------------------------------------------------------------------
@@ -406,11 +495,14 @@ async def join_lobby(
     *,
     host_fingerprint: str | None = None,
     game: str | None = None,
+    on_notice: Callable[[SeatBarred], None] | None = None,
 ) -> TablePlan:
     """Take a seat at the table whose lobby listens at host:port; returns the plan, signed by every
     seat and verified, once the game starts. `runs_on`: this seat is a bot run by the laptop with that
     public key (hex). ``host_fingerprint`` (and ``game``), from the mDNS advert, pin the host: a host
-    that proves another key (or offers another game) is refused. `TableFull` if every seat is taken."""
+    that proves another key (or offers another game) is refused. `TableFull` if every seat is taken.
+    ``on_notice`` is told (and the log warned) what the lobby did that the player should know: a seat
+    barred for withholding its part of the seat draw, and who it was."""
     try:
         check_name(name)
         me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1], runs_on)
@@ -431,12 +523,30 @@ async def join_lobby(
             join["bot"] = runs_on
         await _send(ws, cipher, {"join": join})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
+        deadline: float | None = None  # while the host owes the next step of the draw
+        parts = 0  # this seat's reveals and signatures sent so far: each starts the host's clock anew
         while True:
-            message = await _recv(ws, cipher)
+            if not seat.host_owes:
+                deadline = None
+            elif deadline is None or parts != seat.parts_sent:  # an honest host goes on within LOBBY_TIMEOUT
+                deadline, parts = asyncio.get_running_loop().time() + 3 * LOBBY_TIMEOUT, seat.parts_sent
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await _recv(ws, cipher)
+            except TimeoutError:
+                raise LobbyError(
+                    f"the host did not go on with the seat draw for {3 * LOBBY_TIMEOUT:g} s after this seat sent its "
+                    f"part: it holds the draw up ({ORDER_RULE}); leaving"
+                ) from None
             try:
                 reply, plan = seat.handle(message, on_seats)
             except ProtocolError as exc:
                 raise LobbyError(f"the host's lobby is not to be trusted: {exc.message}") from None
+            finally:
+                for notice in seat.take_notices():
+                    log.warning("lobby: %s", notice)
+                    if on_notice is not None:
+                        on_notice(notice)
             if reply is not None:
                 await _send(ws, cipher, reply)
             if plan is not None:
@@ -445,7 +555,13 @@ async def join_lobby(
 
 @dataclass
 class _JoinerSeat:
-    """A joiner's side of the lobby, message by message (`handle`)."""
+    """A joiner's side of the lobby, message by message (`handle`).
+
+    P-3.2 against the host, which relays every reveal and so knows the drawn order before anyone: once
+    this seat has revealed in a draw (``revealed``, that draw's roster), it takes part in another draw
+    only if the host barred a seat of that roster since (``bars_since``), at most `MAX_REDRAWS` times,
+    and never in a roster that lists a barred seat. A host that re-draws for any other reason is
+    re-rolling the order it saw, and this seat leaves saying so."""
 
     identity: Identity
     lobby_id: str
@@ -454,6 +570,17 @@ class _JoinerSeat:
     game: str | None
     attempt: object = None
     draw: PlanDraw | None = None
+    revealed: Roster | None = None
+    bars_since: set[str] = field(default_factory=set)  # keys of ``revealed`` barred since this seat revealed
+    barred: dict[str, str] = field(default_factory=dict)  # every key the host barred, and its name
+    redraws: int = 0
+    notices: list[SeatBarred] = field(default_factory=list)
+    host_owes: bool = False  # this seat sent its reveal or signature: the host owes the next step
+    parts_sent: int = 0
+
+    def take_notices(self) -> list[SeatBarred]:
+        notices, self.notices = self.notices, []
+        return notices
 
     def handle(
         self, message: JSONObject, on_seats: Callable[[list[SeatInfo]], None] | None
@@ -462,19 +589,32 @@ class _JoinerSeat:
         if "error" in message:
             if message["error"] == TABLE_FULL:
                 raise TableFull(f"the host refused: {TABLE_FULL}")
-            raise LobbyError(f"the host refused: {str(message['error'])[:200]}")
+            raise LobbyError(f"the host refused: {shown(message['error'], MAX_WHY)}")
+        if "barred" in message:
+            self._on_barred(message["barred"])
+            self.host_owes = False
+            return None, None
         if "seats" in message:
             self.draw = None  # the seats changed: any draw under way is void
             raw = message["seats"]
+            seats = [SeatInfo.from_json(s) for s in raw] if isinstance(raw, list) else []
+            back = [s for s in seats if s.public_key in self.barred]
+            if back:
+                raise LobbyError(
+                    f"the host let {shown(back[0].name)} ({back[0].fingerprint}) back in after barring it from the "
+                    f"seat draw: it could re-draw the seat order at will ({ORDER_RULE})"
+                )
             if on_seats is not None:
-                on_seats([SeatInfo.from_json(s) for s in raw] if isinstance(raw, list) else [])
+                on_seats(seats)
             return None, None
         draw = message.get("draw")
         if isinstance(draw, dict):
             roster = Roster.from_json(draw.get("roster"))
             self._check_roster(roster)
+            self._check_redraw(roster)
             self.attempt = draw.get("attempt")
             self.draw = PlanDraw(roster, self.identity, secrets.token_bytes)
+            self.host_owes = False
             return {"commit": {"attempt": self.attempt, "digest": self.draw.commitment.hex()}}, None
         if self.draw is None:
             if "start" in message:
@@ -492,14 +632,66 @@ class _JoinerSeat:
                     # The host opened its share before seeing anyone else's: check it now.
                     host_opening = opening_from_json(body.get("host"))
                     verify_opening(commitments[0], host_opening, ORDER_TAG, self.draw.roster.digest, 0, 0)
+                    # From here the host may learn the order: another draw must be paid for by a bar.
+                    self.revealed, self.bars_since = self.draw.roster, set()
+                    self.host_owes, self.parts_sent = True, self.parts_sent + 1
                     return {"reveal": {"attempt": self.attempt, "value": opening.value.hex(),
                                        "nonce": opening.nonce.hex()}}, None  # fmt: skip
                 _, signature = self.draw.plan([opening_from_json(o) for o in raw])
+                self.host_owes, self.parts_sent = True, self.parts_sent + 1
                 return {"sign": {"attempt": self.attempt, "signature": signature}}, None
         if "start" in message:
             plan = self.draw.finish(TablePlan.from_json(message["start"]))
             return None, plan
         return None, None
+
+    def _on_barred(self, body: object) -> None:
+        """The host barred a seat for withholding its part of the draw: remember it, and say so."""
+        if not isinstance(body, dict) or not isinstance(body.get("key"), str) or not isinstance(body.get("why"), str):
+            raise LobbyError("a bar names the key of the seat barred and why")
+        key, why = str(body["key"]), shown(body["why"], MAX_WHY)
+        if key == self.me.public_key:
+            if self.revealed is not None:
+                why += (f"; this seat had sent its reveal: if it did not arrive late, the host is re-drawing the "
+                        f"seat order ({ORDER_RULE})")  # fmt: skip
+            elif self.draw is not None:
+                why += "; this seat was never sent the commitments to reveal against"
+            raise LobbyError(f"the host barred this seat from the lobby: {why}")
+        rosters = [r for r in (self.revealed, self.draw.roster if self.draw else None) if r is not None]
+        seat = next((s for r in rosters for s in r.seats if s.public_key == key), None)
+        if seat is None:
+            return  # not a seat of this seat's draw: it changes nothing here
+        self.barred[key] = seat.name
+        if self.revealed is not None and key in {s.public_key for s in self.revealed.seats}:
+            self.bars_since.add(key)
+        self.notices.append(SeatBarred(seat.name, seat.fingerprint, why))
+
+    def _check_redraw(self, roster: Roster) -> None:
+        """A draw after this seat revealed in another is a re-roll of an order the host may have seen:
+        only a bar (of a seat of that draw, since) pays for it, and only `MAX_REDRAWS` times (P-3.2)."""
+        listed = [s for s in roster.seats if s.public_key in self.barred]
+        if listed:
+            raise LobbyError(
+                f"the host put {shown(listed[0].name)} ({listed[0].fingerprint}) back in the seat draw after "
+                f"barring it: it could re-draw the seat order at will ({ORDER_RULE})"
+            )
+        if self.revealed is None:
+            return  # nothing was revealed yet: a restart tells nobody anything
+        if not self.bars_since:
+            same = {s.public_key for s in roster.seats} == {s.public_key for s in self.revealed.seats}
+            raise LobbyError(
+                "the host started the seat draw again "
+                + ("for the same seats " if same else "with other seats ")
+                + "after the reveals had begun, without barring a seat that withheld: a host that does this "
+                f"picks the seat order it likes from the reveals it relayed ({ORDER_RULE})"
+            )
+        self.redraws += 1
+        if self.redraws > MAX_REDRAWS:
+            raise LobbyError(
+                f"the host started the seat draw again {self.redraws} times after its reveals had begun, barring "
+                f"a seat each time: too many re-draws of the seat order to trust ({ORDER_RULE})"
+            )
+        self.revealed, self.bars_since = None, set()
 
     def _check_roster(self, roster: Roster) -> None:
         """The roster must be this lobby's and game, list this seat exactly as it joined, and have the
@@ -519,6 +711,7 @@ __all__ = [
     "TABLE_FULL",
     "LobbyError",
     "LobbyHost",
+    "SeatBarred",
     "SeatInfo",
     "TableFull",
     "TableInfo",

@@ -19,10 +19,10 @@ from typing import Any
 from engine.games import all_games, get_game
 from lanplay.bots import BOT_KINDS, add_budget_argument
 from lanplay.describe import bot_lines
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, fetch_lobby_id
+from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import data_dir
+from lanplay.store import ResumeFailed, data_dir
 from lanplay.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
@@ -192,6 +192,11 @@ def _on_seats(seats: list[SeatInfo]) -> None:
     print("seated: " + ", ".join(f"{seat.name} ({seat.fingerprint})" for seat in seats), flush=True)
 
 
+def _on_notice(notice: SeatBarred) -> None:
+    """A seat barred from the lobby for withholding its part of the seat draw (P-3.2): say who."""
+    print(f"lobby: {notice}", flush=True)
+
+
 def _on_runner(runner: TableRunner) -> None:
     for line in bot_lines(runner.plan.seats):
         print(line, flush=True)
@@ -238,15 +243,19 @@ def parse_address(text: str) -> tuple[str, int]:
 
 async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, player: LocalPlayer, args: Any) -> int:
     identity = load_identity(directory)
-    resumed = await resume_table(
-        identity=identity,
-        data_dir=directory,
-        interface=interface,
-        player=player,
-        step_timeout=args.step_timeout,
-        reconnect_timeout=args.reconnect_timeout,
-        on_event=_printer(),
-    )
+    try:
+        resumed = await resume_table(
+            identity=identity,
+            data_dir=directory,
+            interface=interface,
+            player=player,
+            step_timeout=args.step_timeout,
+            reconnect_timeout=args.reconnect_timeout,
+            on_event=_printer(),
+        )
+    except ResumeFailed as exc:  # I3: the journal was set aside; say so and do what was asked
+        print(f"lanplay: {exc}", file=sys.stderr)
+        resumed = None
     if resumed is not None:
         print("resumed the unfinished game")
         return _report(resumed)
@@ -323,7 +332,7 @@ def run_join(args: argparse.Namespace) -> int:
         game = asyncio.create_task(join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-            on_event=_printer(), on_seats=on_seats, on_runner=_on_runner,
+            on_event=_printer(), on_seats=on_seats, on_runner=_on_runner, on_notice=_on_notice,
         ))  # fmt: skip
         bots: list[asyncio.Task[Outcome]] = []
         try:
@@ -372,7 +381,7 @@ def run_bot(args: argparse.Namespace) -> int:
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
             step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
-            on_runner=_on_runner, runs_on=identity.public.hex(),  # a bot on a laptop of its own
+            on_runner=_on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
 
     return _run(_resume_or(start, directory, interface, player, args))

@@ -44,9 +44,9 @@ from engine.api import IllegalMove
 from engine.record import GameRecord
 from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
-from lanplay.store import Journal, journal_path, save_record
+from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
 from lanplay.text import shown
-from protocol.encoding import JSONObject
+from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.session import (
@@ -273,8 +273,14 @@ class TableRunner:
     # --- start, resume, run -------------------------------------------------------------------------
 
     def _restore(self, records: list[JSONObject]) -> list[Send]:
-        """Replay a journal into a fresh session; returns every message it had sent."""
-        self._replaying = deque(bytes.fromhex(str(r["hex"])) for r in records if r.get("t") == "entropy")
+        """Replay the journal's records after its first (the table) into a fresh session; returns every
+        message it had sent. I3: every record is shape-checked before the first is replayed, and a
+        record of the wrong shape, or a replay that does not go as it went (a move no longer open, a
+        draw of another size, entropy left over), raises `ResumeFailed` naming the journal, the line
+        and the fault, never a bare KeyError or ValueError."""
+        path = self.journal.path
+        inputs = journal_inputs(records, len(self.peer_ids), self.me, path)
+        self._replaying = deque(item.data for item in inputs if item.kind == "entropy")
         session = self.session
         assert session is not None
         sends: list[Send] = []
@@ -282,33 +288,75 @@ class TableRunner:
         def keep(outputs: list[Output]) -> None:
             sends.extend(o for o in outputs if isinstance(o, Send))
 
-        for record in records:
-            kind = record.get("t")
-            now = int(str(record.get("ms", 0))) / 1000
-            if kind == "start":
-                keep(session.start(now))
-            elif kind == "in":
-                data = bytes.fromhex(str(record["data"]))
-                self._remember(hashlib.sha256(data).digest())
-                keep(session.receive(int(str(record["from"])), data, now))
-            elif kind == "link":
-                session.set_connected(int(str(record["seat"])), record.get("up") is True, now)
-            elif kind == "resumed":
-                keep(session.resumed(now))
-            elif kind == "decide":
-                move_json = record.get("move")
-                assert isinstance(move_json, dict)
-                keep(session.decide(session.game.move_from_json(move_json), now))
-            elif kind == "tick":
-                keep(session.tick(now))
+        for item in inputs:
+            now = item.ms / 1000
+            try:
+                if item.kind == "start":
+                    keep(session.start(now))
+                elif item.kind == "in":
+                    self._remember(hashlib.sha256(item.data).digest())
+                    keep(session.receive(item.seat, item.data, now))
+                elif item.kind == "link":
+                    session.set_connected(item.seat, item.up, now)
+                elif item.kind == "resumed":
+                    keep(session.resumed(now))
+                elif item.kind == "decide":
+                    assert item.move is not None
+                    keep(session.decide(session.game.move_from_json(item.move), now))
+                elif item.kind == "tick":
+                    keep(session.tick(now))
+            except Exception as exc:  # whatever a diverged replay raises, this journal cannot go on (I3)
+                why = f"line {item.line} ({item.kind!r}) does not replay: {type(exc).__name__}: {exc}"
+                raise ResumeFailed(path, why) from exc
         if self._replaying:
-            raise RuntimeError("journal replay out of step: entropy left over")
+            unused = [item.line for item in inputs if item.kind == "entropy"][-len(self._replaying) :]
+            raise ResumeFailed(path, f"line {unused[0]}: the replay used fewer random draws than journaled "
+                                     f"({len(unused)} left)")  # fmt: skip
         return sends
+
+    def _journal_records(self) -> list[JSONObject]:
+        """The journal of this seat at this table (empty: a new game), its first record checked to be
+        this very table and seat. `ResumeFailed` if it cannot be read or is another's."""
+        path = self.journal.path
+        if not path.exists():
+            return []
+        try:
+            records = self.journal.read()
+        except StoreError as exc:
+            raise ResumeFailed(path, str(exc)) from None
+        if records and records[0] != {"t": "table", "plan": self.plan.to_json(), "seat": self.me}:
+            raise ResumeFailed(path, f"its first line is not the record of table {self.plan.table_id}, seat {self.me}")
+        return records
+
+    def _set_aside(self, failed: ResumeFailed) -> ResumeFailed:
+        """Move a journal that cannot be resumed out of the way, so every command works again (I3)."""
+        try:
+            moved = self.journal.set_aside()
+        except StoreError as exc:
+            log.warning("%s; %s", failed, exc)
+            return failed
+        reported = ResumeFailed(failed.path, failed.why, moved)
+        log.warning("%s", reported)
+        return reported
 
     async def run(self) -> Outcome:
         """Play until the game ends or a blame stops it (the record is saved either way), or until
         this seat had no link for the whole reconnect limit (`Outcome.network_lost`)."""
         seat_info = self.plan.seats[self.me]
+        # A journal is replayed before anything is opened: one that cannot be resumed is set aside and
+        # reported (`ResumeFailed`), with no socket or task left behind (I3).
+        resent: list[Send] | None = None
+        try:
+            records = self._journal_records()
+            if len(records) > 1:  # (a table record alone: stopped before the game started here)
+                log.info("resuming table %s from %d journal records", self.settings.table, len(records))
+                self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
+                resent = self._restore(records[1:])
+        except ResumeFailed as failed:
+            self.session = None
+            if self._trace is not None:
+                self._trace.close()
+            raise self._set_aside(failed) from failed.__cause__
         self.mesh = Mesh(
             self.identity,
             self.settings.table,
@@ -320,17 +368,16 @@ class TableRunner:
         for seat, info in enumerate(self.plan.seats):
             if seat != self.me:
                 await self.mesh.connect(self.peer_ids[seat], info.address, info.port)
-        records = self.journal.read() if self.journal.path.exists() else []
-        self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
-        if records:
-            log.info("resuming table %s from %d journal records", self.settings.table, len(records))
-            for send in self._restore(records[1:]):
+        if self.session is not None and resent is not None:
+            for send in resent:
                 self._send(send)
             self._sync_links()
             self._settle("resumed from the journal")
             self._wake.set()
         else:
-            self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me})
+            self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
+            if not records:
+                self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me})
             ms = self._ms()
             self.journal.append({"t": "start", "ms": ms})
             self._dispatch(self.session.start(ms / 1000))
@@ -586,24 +633,107 @@ def _rss_kib() -> int | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class JournalInput:
+    """One journaled input of this seat, shape-checked (I3); ``line`` is its line in the journal."""
+
+    line: int
+    kind: str  # one of INPUT_KINDS
+    ms: int = 0  # when it was handled (wall clock, milliseconds)
+    data: bytes = b""  # entropy: the bytes drawn; in: the message received
+    seat: int = -1  # in: the seat it came from; link: the seat whose link changed
+    up: bool = False  # link: whether it came up
+    move: JSONObject | None = None  # decide: the move, as the game writes it
+
+
+# What the runner journals after the table record, and the fields each kind must carry.
+INPUT_KINDS: dict[str, tuple[str, ...]] = {
+    "start": ("ms",),
+    "entropy": ("hex",),
+    "in": ("from", "data", "ms"),
+    "link": ("seat", "up", "ms"),
+    "resumed": ("ms",),
+    "decide": ("move", "ms"),
+    "tick": ("ms",),
+    "done": (),
+}
+
+
+def journal_inputs(
+    records: list[JSONObject], seats: int, me: int, path: Path, first_line: int = 2
+) -> list[JournalInput]:
+    """The records of a journal after its table record (the first of them on line ``first_line``),
+    each checked to be of the shape the runner writes: `ResumeFailed` naming the line and what is
+    wrong with it otherwise (a hand edit, another version, a bug). Nothing is replayed from a journal
+    before all of it passed (I3)."""
+    inputs: list[JournalInput] = []
+    for line, record in enumerate(records, start=first_line):
+        kind = record.get("t")
+        try:
+            if not isinstance(kind, str) or kind not in INPUT_KINDS:
+                raise ProtocolError("P-5.4", f"a record of kind {str(kind)[:40]!r}, which this version does not write")
+            if (kind == "start") != (line == first_line):
+                raise ProtocolError("P-5.4", "the start must be the first record after the table, and only there")
+            missing = [name for name in INPUT_KINDS[kind] if name not in record]
+            if missing:
+                raise ProtocolError("P-5.4", f"a {kind!r} record without {', '.join(missing)}")
+            ms = check_int(record["ms"], "ms", "P-5.4") if "ms" in INPUT_KINDS[kind] else 0
+            if kind == "entropy":
+                inputs.append(JournalInput(line, kind, data=h2b(record["hex"], None, "hex")))
+            elif kind == "in":
+                seat = check_int(record["from"], "from", "P-5.4", 0, seats - 1)
+                if seat == me:
+                    raise ProtocolError("P-5.4", "a message from this very seat")
+                inputs.append(JournalInput(line, kind, ms, data=h2b(record["data"], None, "data"), seat=seat))
+            elif kind == "link":
+                seat = check_int(record["seat"], "seat", "P-5.4", 0, seats - 1)
+                if seat == me or not isinstance(record["up"], bool):
+                    raise ProtocolError("P-5.4", "a link record names another seat and whether its link is up")
+                inputs.append(JournalInput(line, kind, ms, seat=seat, up=record["up"]))
+            elif kind == "decide":
+                move = record["move"]
+                if not isinstance(move, dict):
+                    raise ProtocolError("P-5.4", "a decision's move is an object")
+                inputs.append(JournalInput(line, kind, ms, move=move))
+            elif kind != "done":
+                inputs.append(JournalInput(line, kind, ms))
+        except ProtocolError as exc:
+            raise ResumeFailed(path, f"line {line} is not a record this runner wrote: {exc.message}") from None
+    return inputs
+
+
 def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
-    """The table this installation was playing when it stopped, if its game has not ended."""
+    """The table this installation was playing when it stopped, if its game has not ended. A journal
+    that could not be resumed (damaged, a plan that does not verify, a record of the wrong shape) is
+    set aside (`Journal.set_aside`) with a warning, so that it is not offered again and every command
+    works as before (I3); `lanplay where` lists what was set aside."""
     folder = data_dir / "journals"
     if not folder.is_dir():
         return None
     for path in sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True):
         try:
             records = Journal(path).read()
-        except Exception as exc:  # a damaged journal is reported, and not resumed
-            log.warning("cannot resume from %s: %s", path, exc)
-            continue
-        if records and records[0].get("t") == "table" and records[-1].get("t") != "done":
+            if not records or records[-1].get("t") == "done":
+                continue
+            first = records[0]
+            if first.get("t") != "table" or "plan" not in first:
+                raise ResumeFailed(path, "its first line is not a table record")
             try:
-                plan = TablePlan.from_json(records[0]["plan"])
+                plan = TablePlan.from_json(first["plan"])
                 plan.verify()
-                return plan, path
-            except (ProtocolError, KeyError, ValueError) as exc:  # I3: say why, and leave the other commands usable
-                log.warning("cannot resume from %s: its table plan is not valid: %s", path, exc)
+                seat = check_int(first.get("seat"), "seat", "P-5.4", 0, len(plan.seats) - 1)
+            except ProtocolError as exc:
+                raise ResumeFailed(path, f"its table plan is not valid: {exc.message}") from None
+            journal_inputs(records[1:], len(plan.seats), seat, path)
+            return plan, path
+        except StoreError as exc:  # (ResumeFailed among them) I3: say why, and leave the other commands usable
+            failed = exc if isinstance(exc, ResumeFailed) else ResumeFailed(path, str(exc))
+            try:
+                moved = Journal(path).set_aside()
+            except StoreError as aside:
+                log.warning("%s (%s)", failed, aside)
+                continue
+            log.warning("%s", ResumeFailed(path, failed.why, moved))
     return None
 
 

@@ -6,6 +6,7 @@ macOS, ``%LOCALAPPDATA%\\lanplay`` on Windows)::
 
     identity.key                          the Ed25519 seed, 32 raw bytes, mode 0600
     journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table (0600)
+    journals/<...>.jsonl.broken           a journal set aside: it could not be resumed (I3)
     records/<table id>.json               finished game records (lanplay-record/1, 0600)
     bots/<fingerprint>/                   the same three for each bot seat this laptop runs
     network.json                          the network the player chose in the lobby
@@ -60,6 +61,7 @@ MAX_KEY_FILE = 4096
 MAX_JOURNAL_LINE = 1 << 20
 JOURNAL_GENESIS = "0" * 64
 MAX_RECORDS_PER_TABLE = 1000
+BROKEN_SUFFIX = ".broken"  # a journal set aside because it cannot be resumed (`Journal.set_aside`)
 _JOURNAL_KEYS = frozenset({"n", "prev", "record"})
 _PEM_PREFIX = b"-----BEGIN"
 
@@ -70,6 +72,19 @@ class StoreError(Exception):
 
 class JournalCorrupt(StoreError):
     """A journal line before the last is damaged: the log is not what this peer wrote."""
+
+
+class ResumeFailed(StoreError):
+    """A journal whose game cannot be carried on (I3): damaged, a record not of the shape the runner
+    writes, or a replay that does not go as it went. ``set_aside_as``: where the journal was moved
+    (`Journal.set_aside`), so that nothing offers it again; None while it is still in place."""
+
+    def __init__(self, path: Path, why: str, set_aside_as: Path | None = None) -> None:
+        self.path, self.why, self.set_aside_as = path, why, set_aside_as
+        text = f"cannot resume the game journaled in {path}: {why}"
+        if set_aside_as is not None:
+            text += f"; the journal was set aside as {set_aside_as.name} (nothing deleted); lanplay goes on without it"
+        super().__init__(text)
 
 
 # --- directories and atomic files --------------------------------------------------------------
@@ -321,6 +336,22 @@ class Journal:
             _fsync_dir(self.path.parent)
         self._tail = (index + 1, _line_hash(line), offset + len(line) + 1)
 
+    def set_aside(self) -> Path:
+        """Move this journal out of the way (``<name>.broken``, or ``.broken-2``, …), so that no command
+        offers to resume it again; nothing is deleted. Returns the new path."""
+        for number in range(1, MAX_RECORDS_PER_TABLE + 1):
+            suffix = BROKEN_SUFFIX if number == 1 else f"{BROKEN_SUFFIX}-{number}"
+            target = self.path.with_name(self.path.name + suffix)
+            if not target.exists():
+                try:
+                    os.replace(self.path, target)
+                except OSError as exc:
+                    raise StoreError(f"cannot set journal {self.path} aside: {exc.strerror or exc}") from exc
+                _fsync_dir(self.path.parent)
+                self._tail = None
+                return target
+        raise StoreError(f"journal {self.path} has been set aside {MAX_RECORDS_PER_TABLE} times already")
+
     def sync(self) -> None:
         """fsync records appended with ``sync=False`` (a no-op when there are none)."""
         if self._unsynced and self.path.exists():
@@ -383,6 +414,15 @@ class Journal:
         if not isinstance(record, dict):
             raise JournalCorrupt(f"{where} is damaged: its record is not a JSON object")
         return record
+
+
+def set_aside_journals(directory: Path) -> list[Path]:
+    """The journals under ``directory`` set aside because they could not be resumed, newest first."""
+    folder = directory / JOURNALS_DIR
+    if not folder.is_dir():
+        return []
+    found = [path for path in folder.iterdir() if BROKEN_SUFFIX in path.name]
+    return sorted(found, key=lambda path: path.stat().st_mtime, reverse=True)
 
 
 # --- game records ---------------------------------------------------------------------------------

@@ -10,7 +10,16 @@ from pathlib import Path
 from websockets.exceptions import WebSocketException
 
 from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TableFull, TablePlan, fetch_lobby_id, join_lobby
+from lanplay.lobby import (
+    LobbyError,
+    LobbyHost,
+    SeatBarred,
+    SeatInfo,
+    TableFull,
+    TablePlan,
+    fetch_lobby_id,
+    join_lobby,
+)
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
 from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
@@ -210,10 +219,12 @@ async def join_table(
     on_runner: Callable[[TableRunner], None] | None = None,
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
     runs_on: str | None = None,
+    on_notice: Callable[[SeatBarred], None] | None = None,
 ) -> Outcome:
     """Join a table found by mDNS (or at `address`, for networks that block multicast) and play.
     Found by mDNS with no `table_id`: a table that refuses as full is skipped for the next one with a
-    free seat (several tables of one game on one network fill one after the other).
+    free seat (several tables of one game on one network fill one after the other). `on_notice`: a seat
+    of the seat draw was barred for withholding its part (P-3.2).
     `LobbyError`, saying why, if no table is found or its lobby cannot be joined (closed, full, not a
     lanplay lobby)."""
     full: set[str] = set()
@@ -240,7 +251,7 @@ async def join_table(
             mesh_port = free_port(interface)
             plan = await join_lobby(
                 identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on,
-                host_fingerprint=pinned, game=wanted_game,
+                host_fingerprint=pinned, game=wanted_game, on_notice=on_notice,
             )  # fmt: skip
             break
         except TableFull:
@@ -312,7 +323,11 @@ async def _resume_bot(
         found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
         step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
     )  # fmt: skip
-    return await runner.run()
+    try:
+        return await runner.run()
+    except StoreError as exc:  # (ResumeFailed: its journal was set aside) the person's own seat plays on
+        log.warning("cannot resume the bot in %s: %s", bot_dir, exc)
+        return None
 
 
 def load_identity(data_dir: Path) -> Identity:

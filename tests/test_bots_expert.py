@@ -4,7 +4,9 @@ move for the same seed and view. Fixed sample counts keep these fast and determi
 
 from __future__ import annotations
 
+import math
 import random
+from collections import Counter
 from dataclasses import replace
 from typing import Any, NoReturn
 
@@ -28,6 +30,7 @@ from engine.take6 import TAKE6, Take6Options, Take6State
 from engine.take6 import Play as Take6Play
 from lanplay.bots import BOT_KINDS, make_bot
 from lanplay.bots.expert import BUDGET_ENV, ExpertBot, budget_from_env, deal_hidden, searcher_for
+from lanplay.bots.expert.sixes import choices_by_seat, log_likelihood
 
 AnyGame = Game[Any, Any, Any, Any]
 
@@ -258,6 +261,35 @@ def test_sixes_opens_its_own_run_not_the_others() -> None:
     state = SixesState(3, SixesOptions(), 1, (5, 5, 5), 3, r, False)
     for seed in range(3):
         assert ExpertBot("sixes", seed=seed, samples=8).choose(SIXES, SIXES.view(state, 0), 0) == SixesPlay(0, "O5")
+
+
+def test_sixes_reads_hands_from_the_cards_a_seat_chose() -> None:
+    """X-2.3: seat 1 answered O6 with O7 while O5 was playable too. Holding O5 with its own run
+    below it (O4 …), a player who releases its own runs would have played O5 (X-2.4 lets it choose
+    among its playable cards), so seat 1 more likely holds the cards above O7 than the run below
+    O5; seat 2 has not moved, so it tells nothing. The sampled worlds say the same."""
+    mine = tuple(["CA", "C2", "C3", "C4", "C5", "C7", "CJ", "CQ", "CK", "EA", "E2", "E3", "E4"])
+    playable = frozenset({"O5", "OJ", "C6", "E6", "B6"})
+    history = ((0, "O6"), (1, "O7"))
+    r = SixesRound(2, (mine, None, None), (13, 12, 13), (("O6", "O7"), None, None, None), playable, 2, 0, None, 0,
+                   (), history)  # fmt: skip
+    view = SixesState(3, SixesOptions(), 1, (10, 10, 10), 0, r, False)
+    choices = choices_by_seat(r, 3)
+    assert choices[0] == [] and choices[2] == []  # O6 is forced (X-2.2): nothing to read
+    (o7,) = choices[1]
+    assert o7.card == "O7" and o7.later == {"O7"} and o7.playable == {"O5", "O7", "C6", "E6", "B6"}
+    run_above = frozenset({"OJ", "OQ", "OK", "C6", "B2"})
+    run_below = frozenset({"O5", "O4", "O3", "C6", "B2"})
+    assert log_likelihood(run_above, choices[1]) > log_likelihood(run_below, choices[1]) + math.log(5)
+    assert log_likelihood(frozenset({"B2"}), choices[1]) == 0.0  # O7 was its only card: forced
+    searcher = searcher_for("sixes")
+    rng = random.Random(1)
+    held: list[Counter[str]] = [Counter(), Counter(), Counter()]
+    for _ in range(300):
+        world = searcher.sample(view, 0, rng)
+        for s in (1, 2):
+            held[s].update(world.round.hands[s])
+    assert held[1]["O5"] < 0.8 * held[2]["O5"] and held[1]["OJ"] > 1.25 * held[2]["OJ"]
 
 
 # --- what the views show (the engine's part) ----------------------------------------------------

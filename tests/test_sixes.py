@@ -434,6 +434,32 @@ def test_view_hides_other_hands_only() -> None:
         GAME.legal_moves(GAME.view(move(state, play(0, "O6")), 3), 1)  # seat 1's hand is unknown
 
 
+def test_history_is_public_and_names_only_moves_the_table_saw() -> None:
+    """X-2.3/X-2.4: every play and every pass is seen by the whole table, so the round's history is
+    the same in every view; it names cards already on the table and the seats that passed, never a
+    card still in a hand, and the views still differ from the full state in the hands alone."""
+    state = scene()
+    for chosen in (play(0, "O6"), pass_(1)):
+        state = move(state, chosen)
+    r = state.round
+    assert r is not None
+    assert r.history == ((0, "O6"), (1, None))
+    rng = random.Random(3)
+    while GAME.expected(state).phase == "move":
+        seat = GAME.expected(state).seats[0]
+        state = GAME.apply(state, rng.choice(GAME.legal_moves(state, seat)))
+        r = state.round
+        assert r is not None
+        held = {card for hand in r.hands for card in hand or ()}
+        assert all(card is None or (on_table(r.columns, card) and card not in held) for _, card in r.history)
+        assert all(r.lacks[s] for s, card in r.history if card is None)  # X-2.4: a pass shows a lack
+        for seat in range(5):
+            view = GAME.view(state, seat).round
+            assert view is not None and view.history == r.history
+            assert replace(view, hands=r.hands) == r  # nothing else hidden, nothing else added
+    assert r.history[-1] == (r.winner, r.history[-1][1]) and r.history[-1][1] is not None  # X-2.5
+
+
 def test_partial_knowledge_checks_what_it_can() -> None:
     """A peer refuses a card it knows to be elsewhere or not adjacent, and leaves false passes to
     the audit (X-2.4 is checked with full knowledge)."""

@@ -292,6 +292,26 @@ def test_journal_rewritten_line_with_valid_json_detected(tmp_path: Path) -> None
         Journal(path).read()
 
 
+def test_a_journal_set_aside_keeps_every_line_and_never_overwrites(tmp_path: Path) -> None:
+    """I3: a journal that cannot be resumed is moved out of the way (``.broken``, then ``.broken-2``),
+    whole; `set_aside_journals` lists them; a new journal may start at the old path."""
+    path = store.journal_path(tmp_path, "ab" * 16, 0)
+    assert store.set_aside_journals(tmp_path) == []
+    moved = []
+    for round_ in range(2):
+        journal = Journal(path)
+        journal.append({"t": "table", "round": round_})
+        journal.append({"t": "start", "ms": 1})
+        moved.append(journal.set_aside())
+        assert not path.exists()
+        assert Journal(moved[-1]).read() == [{"t": "table", "round": round_}, {"t": "start", "ms": 1}]
+        journal.append({"t": "table", "round": 9})  # the same object writes a fresh journal at the old path
+        assert Journal(path).read() == [{"t": "table", "round": 9}]
+        path.unlink()
+    assert [p.name for p in moved] == [path.name + ".broken", path.name + ".broken-2"]
+    assert sorted(store.set_aside_journals(tmp_path)) == sorted(moved)
+
+
 # --- records -------------------------------------------------------------------------------------
 
 

@@ -55,6 +55,11 @@ def play_score(card: str, mine: Set[str]) -> float:
     return score
 
 
+def move_score(card: str, rest: Set[str], ends: Set[str]) -> float:
+    """The heuristic's rating of playing `card` while keeping `rest`, with `ends` playable now."""
+    return play_score(card, rest) + MOBILITY * (len(rest & ends) + len(rest & opened_by(card)))
+
+
 class SixesBot:
     """Heuristic Sixes bot (see module docstring); ties are broken by its own seeded rng."""
 
@@ -74,9 +79,7 @@ class SixesBot:
         best: list[Any] = []
         best_score = float("-inf")
         for move in moves:
-            rest = mine - {move.card}
-            score = play_score(move.card, rest)
-            score += MOBILITY * (len(rest & ends) + len(rest & opened_by(move.card)))
+            score = move_score(move.card, mine - {move.card}, ends)
             if score > best_score:
                 best, best_score = [move], score
             elif score == best_score:

@@ -157,6 +157,8 @@ EN: dict[str, str] = {
     "net_auditing": "checking the round (audit)…",
     "net_saving": "game over: saving the record…",
     "ev_seats": "At the table: {names}",
+    "ev_barred": "{name} ({fingerprint}) is barred from this table: {why}. "
+    "The seat order is drawn again without them.",
     "ev_resumed": "— Resumed where this laptop stopped, in round {round} —",
     "ev_record_copied": "Copy saved to {path}",
     # --- the lobby
@@ -444,6 +446,8 @@ NL: dict[str, str] = {
     "net_auditing": "de ronde wordt gecontroleerd…",
     "net_saving": "spel voorbij: het verslag wordt bewaard…",
     "ev_seats": "Aan tafel: {names}",
+    "ev_barred": "{name} ({fingerprint}) mag niet meer aan deze tafel: {why}. "
+    "De plaatsen worden opnieuw geloot zonder hen.",
     "ev_resumed": "— Hervat waar deze laptop stopte, in ronde {round} —",
     "ev_record_copied": "Kopie bewaard in {path}",
     "lobby_title": "lanplay lobby · tafels op {interface}",

@@ -33,7 +33,7 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
-from lanplay.lobby import LobbyHost, SeatInfo
+from lanplay.lobby import LobbyHost, SeatBarred, SeatInfo
 from lanplay.runner import Outcome, TableRunner
 from lanplay.store import save_record
 from lanplay.tables import host_table, join_table, resume_table
@@ -198,7 +198,7 @@ class NetTable:
             return await join_table(
                 identity=self.identity, data_dir=self.table_dir, name=self.name, interface=self.interface,
                 player=self.player, address=address, step_timeout=self.step_timeout, on_event=self._on_event,
-                on_runner=self._on_runner, on_seats=self._on_seats,
+                on_runner=self._on_runner, on_seats=self._on_seats, on_notice=self._on_barred,
             )  # fmt: skip
 
         self._start = start
@@ -271,6 +271,10 @@ class NetTable:
             self.hosted_at = f"{self.interface}:{port}"
             self.model.add_event("ev_hosting_at", address=self.hosted_at, fingerprint=self.identity.public.fingerprint)
         self._show_seats()
+
+    def _on_barred(self, notice: SeatBarred) -> None:
+        """The host barred a seat of the seat draw for withholding its part (P-3.2): say who and why."""
+        self.model.add_event("ev_barred", name=shown(notice.name), fingerprint=notice.fingerprint, why=notice.why)
 
     def _on_seats(self, seats: list[SeatInfo]) -> None:
         self.seated = tuple(seats)
