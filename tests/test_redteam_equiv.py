@@ -8,7 +8,8 @@ Each test is an attack by a modified client at one or two seats, the real `Table
 everywhere else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2
 honest seats agree, I3 nothing raises, I4 every table ends, I6 bounded memory). An attack the code
 withstands is an ordinary test that asserts the invariants on a table where the attack fired
-(`applied > 0`); an attack that breaks one is a strict xfail whose reason says what breaks and where.
+(`applied > 0`); an attack that broke one was a strict xfail until its fix; the comment above it
+says what broke and where.
 """
 
 from __future__ import annotations
@@ -162,14 +163,11 @@ HIDDEN = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="I1: a commit with a wrong state hash is held, so `play._holds_step_message` makes the whole "
-    "simultaneous choice automatic (clocks.waiting: `held` applies the step limit to every pending seat); "
-    "a slow honest human (30 s, turn limit 60 s or None) is claimed by every honest seat at 20 s, the "
-    "attacker's claim signed before its held commit, and convicted everywhere, itself included "
-    "(`_owed_past_limit` uses the same automatic limit)",
-)
+# Fixed on equiv (was a strict xfail): I1: a commit with a wrong state hash is held, so
+# `play._holds_step_message` makes the whole simultaneous choice automatic (clocks.waiting: `held` applies the
+# step limit to every pending seat); a slow honest human (30 s, turn limit 60 s or None) is claimed by every
+# honest seat at 20 s, the attacker's claim signed before its held commit, and convicted everywhere, itself
+# included (`_owed_past_limit` uses the same automatic limit)
 @pytest.mark.parametrize(("game", "players", "turn"), HIDDEN)
 def test_a_held_choice_does_not_put_a_slow_human_on_the_step_limit(game: str, players: int, turn: float | None) -> None:
     attacker = players - 1
@@ -201,12 +199,10 @@ class OneOfHeld(Strategy):
         ctx.publish("move", {"step": 0, "state": "ab" * 32, "move": {"seat": ctx.seat, "pass": True}})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="I1/I2: a bogus Sixes opening with a wrong state hash is held, `_holds_step_message` makes the "
-    "one-of step automatic (20 s), every seat but the slow honest O6 holder claims, and `_owes_one_of` "
-    "convicts the holder at every other honest seat; the holder itself (not held in its own view) stops",
-)
+# Fixed on equiv (was a strict xfail): I1/I2: a bogus Sixes opening with a wrong state hash is held,
+# `_holds_step_message` makes the one-of step automatic (20 s), every seat but the slow honest O6 holder claims,
+# and `_owes_one_of` convicts the holder at every other honest seat; the holder itself (not held in its own
+# view) stops
 @pytest.mark.parametrize("players", [3, 4])
 def test_a_held_opening_does_not_convict_the_slow_holder_of_o6(players: int) -> None:
     table = run_table(
@@ -225,14 +221,11 @@ def test_a_held_opening_does_not_convict_the_slow_holder_of_o6(players: int) -> 
 # --- B: a blame resting on the blamer's copy of a forked commitment outruns the fork's gossip -----
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="I2 (soak, seed 282; also on a85f3bc^): seat 2 forks its prediction commitment; seat 1's audit "
-    "finds the opening does not match its copy and blames with the secrets message alone as evidence "
-    "(inbox._pump: `(msg.to_json(),)`, not the commitment it checked); seat 0, whose copy matches and "
-    "whose audit passed, cannot confirm it and stops (blame._on_blame) 50 ms before the gossiped other "
-    "version would have given it the fork proof",
-)
+# Fixed on equiv (was a strict xfail): I2 (soak, seed 282; also on a85f3bc^): seat 2 forks its prediction
+# commitment; seat 1's audit finds the opening does not match its copy and blames with the secrets message alone
+# as evidence (inbox._pump: `(msg.to_json(),)`, not the commitment it checked); seat 0, whose copy matches and
+# whose audit passed, cannot confirm it and stops (blame._on_blame) 50 ms before the gossiped other version
+# would have given it the fork proof
 def test_an_audit_blame_on_a_forked_commitment_reaches_the_same_verdict_everywhere() -> None:
     result = run_adversarial(
         "sixth-sense", 3, {"late_trump": True, "target": 1}, 282, {2: make_strategy("equivocate:commit")}
@@ -252,13 +245,10 @@ class Away(TableSession):
         return ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="I2 (finding J's fix): seat 0 claims seat 1 at 60 s by its clock; seat 1 got the deal 1 s late "
-    "(a lost message resent), so by its own clock it has owed the step 59 s when the claim arrives: "
-    "`clocks._judge_claims` stops at once ('a step it does not owe') instead of waiting for its own "
-    "clock, while seat 0 convicts it; before a85f3bc both convicted seat 1",
-)
+# Fixed on equiv (was a strict xfail): I2 (finding J's fix): seat 0 claims seat 1 at 60 s by its clock; seat 1
+# got the deal 1 s late (a lost message resent), so by its own clock it has owed the step 59 s when the claim
+# arrives: `clocks._judge_claims` stops at once ('a step it does not owe') instead of waiting for its own clock,
+# while seat 0 convicts it; before a85f3bc both convicted seat 1
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_a_seat_that_did_withhold_agrees_with_the_claim_on_a_lossy_network(game: str) -> None:
     faults = Faults(max_delay=0.05, duplicate=0.1, drop=0.05, resend_after=1.0, gossip_delay=0.05)

@@ -206,9 +206,12 @@ class ClockMixin(SessionCore):
             named = claim[0]
             accused = named if named is not None else self._owes_one_of(claim, by, limit)
             if accused is not None and all(s in by for s in range(self.n) if s != accused):
-                if accused == self.me and not self._owed_past_limit(claim[1]):
+                owed = self._owed_past_limit(claim[1]) if accused == self.me else True
+                if owed is None:
+                    continue  # this seat owes that step, its own limit not yet run out: judged again later
+                if not owed:
                     # I1: with two seats (or every other seat colluding) the claims alone would
-                    # convict; this seat knows it does not owe that step, or not for that long.
+                    # convict; this seat knows it does not owe that step.
                     who = ", ".join(str(s) for s in sorted(by))
                     why = f"seat(s) {who} say this seat withheld a step it does not owe: the table could not agree"
                     self._stop("P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
@@ -227,10 +230,11 @@ class ClockMixin(SessionCore):
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
 
-    def _owed_past_limit(self, key: str) -> bool:
-        """Whether this seat itself owes the step `key` names and has owed it past its limit by its
-        own clock: only then can claims against it be true (an honest claimant claims only after its
-        own clock ran out, and this seat's clock for the step started no later than its chain shows)."""
+    def _owed_past_limit(self, key: str) -> bool | None:
+        """Whether claims against this seat for the step `key` can be true: True when it owes that
+        step and has owed it past its limit by its own clock; None when it owes it but its own
+        clock has not run out yet (a clock that started late here: wait and see); False when it
+        does not owe that step, or the step has no limit (no honest seat claims such a step)."""
         waiting = self.waiting() if self.stage not in ("ended", "over") else None
         if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
             return False
@@ -239,7 +243,7 @@ class ClockMixin(SessionCore):
         if limit is None:
             return False
         first = self._first_due.get((self.me, key), self.now)
-        return self.now - first >= limit
+        return True if self.now - first >= limit else None
 
     def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
         """The seat that owes a one-of step (a claim naming none, D), if the claims show it: an

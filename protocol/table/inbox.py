@@ -184,7 +184,7 @@ class InboxMixin(SessionCore):
                         self._consumed(queue, public, seat)
                         if isinstance(exc, EquivocationDetected):
                             raise
-                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(), *exc.evidence))
                         return
                     except RuleError as exc:
                         self._consumed(queue, public, seat)
