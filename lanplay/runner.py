@@ -50,6 +50,7 @@ from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.session import (
+    PROTOCOL_VERSION,
     Blamed,
     Dealt,
     Event,
@@ -324,7 +325,9 @@ class TableRunner:
             records = self.journal.read()
         except StoreError as exc:
             raise ResumeFailed(path, str(exc)) from None
-        if records and records[0] != {"t": "table", "plan": self.plan.to_json(), "seat": self.me}:
+        if records and records[0].get("protocol") != PROTOCOL_VERSION:
+            raise ResumeFailed(path, _other_version(records[0]))
+        if records and records[0] != _table_record(self.plan, self.me):
             raise ResumeFailed(path, f"its first line is not the record of table {self.plan.table_id}, seat {self.me}")
         return records
 
@@ -377,7 +380,7 @@ class TableRunner:
         else:
             self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
             if not records:
-                self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me})
+                self.journal.append(_table_record(self.plan, self.me))
             ms = self._ms()
             self.journal.append({"t": "start", "ms": ms})
             self._dispatch(self.session.start(ms / 1000))
@@ -702,6 +705,18 @@ def journal_inputs(
     return inputs
 
 
+def _table_record(plan: TablePlan, seat: int) -> JSONObject:
+    """A journal's first line: which table and seat, and the protocol its messages speak."""
+    return {"t": "table", "plan": plan.to_json(), "seat": seat, "protocol": PROTOCOL_VERSION}
+
+
+def _other_version(first: JSONObject) -> str:
+    """Why a journal of another protocol version is not replayed: its peers' honest messages of
+    that version would read as faults under this one, and blame them."""
+    found = first.get("protocol", 1)
+    return f"it was written by table protocol version {shown(str(found))[:20]}; this lanplay speaks {PROTOCOL_VERSION}"
+
+
 def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
     """The table this installation was playing when it stopped, if its game has not ended. A journal
     that could not be resumed (damaged, a plan that does not verify, a record of the wrong shape) is
@@ -718,6 +733,8 @@ def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
             first = records[0]
             if first.get("t") != "table" or "plan" not in first:
                 raise ResumeFailed(path, "its first line is not a table record")
+            if first.get("protocol") != PROTOCOL_VERSION:
+                raise ResumeFailed(path, _other_version(first))
             try:
                 plan = TablePlan.from_json(first["plan"])
                 plan.verify()

@@ -24,11 +24,10 @@ from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_po
 from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
-from protocol.session import Event
+from protocol.session import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
 DISCOVERY_TIMEOUT = 30.0
 RECONNECT_TIMEOUT = 120.0  # how long a seat whose link dropped is waited for (TableSettings.reconnect_timeout)
 
@@ -197,6 +196,8 @@ async def find_table(
             return advert.table_id == table_id
         if advert.table_id in skip:
             return False
+        if advert.protocol_version != PROTOCOL_VERSION:
+            return False  # its seats would read our honest messages as faults, and we theirs
         return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)
 
     async with TableBrowser(interface=interface) as browser:

@@ -31,3 +31,6 @@ class CheatDetected(ProtocolError):
         super().__init__(rule, message)
         self.args = (f"{rule}: {who}: {message}",)
         self.seat = seat
+        # Signed messages of the accused the check read, published with the blame beside the message
+        # that triggered it: a seat holding other versions of them gets the fork proof from it (I2).
+        self.evidence: tuple[dict[str, object], ...] = ()

@@ -1,6 +1,6 @@
 """The table session (P-1 … P-5): kept importable here; the code lives in `protocol.table`."""
 
-from protocol.table._state import CHOICE_TAG, SEED_TAG
+from protocol.table._state import CHOICE_TAG, PROTOCOL_VERSION, SEED_TAG
 from protocol.table.session import TableSession
 from protocol.table.values import (
     Blamed,
@@ -22,6 +22,7 @@ from protocol.table.values import (
 
 __all__ = [
     "CHOICE_TAG",
+    "PROTOCOL_VERSION",
     "SEED_TAG",
     "Blamed",
     "Dealt",

@@ -250,8 +250,11 @@ class Harness:
                     raise
                 moves = ()
             if moves and seat not in self._asked:
-                chooser = self.choosers.get(seat, random_chooser)
-                move = chooser(session, self.rng)
+                attacker = self.attackers.get(seat)
+                if seat in self.choosers or attacker is None:
+                    move = self.choosers.get(seat, random_chooser)(session, self.rng)
+                else:
+                    move = attacker.strategy.choose(attacker, session, self.rng)
                 before = len(self.exceptions)
                 self._call(seat, "decide", lambda s=session, m=move: s.decide(m, self.now))  # type: ignore[misc]
                 if len(self.exceptions) > before:
@@ -599,6 +602,10 @@ class Strategy:
 
     def on_tick(self, ctx: AttackContext, now: float) -> None:
         """Time passes (every `tick_every`)."""
+
+    def choose(self, ctx: AttackContext, session: TableSession, rng: random.Random) -> Any:
+        """The seat's own decision among `session.decision()` (a random one by default)."""
+        return random_chooser(session, rng)
 
 
 class _Targeted(Strategy):
@@ -1130,40 +1137,117 @@ class LockAlias(Strategy):
         return body
 
 
-class EquivocateValidShuffle(Strategy):
-    """Two shuffle passes that are each valid on their own (two fresh secrets, each with whatever
-    proof the deck module makes), one to half of the seats and one to the others: nothing is wrong
-    with either on receipt; only comparing them (gossip) shows the fork. The seat after it then
-    builds on one version, which the seats holding the other cannot reproduce."""
+class EquivocateValid(Strategy):
+    """Two shuffle (or lock) passes that are each valid on their own (two fresh secrets, each with
+    whatever proofs the deck module makes, on the pass's true input), one to half of the seats and
+    one to the others: nothing is wrong with either on receipt; only comparing them (gossip) shows
+    the fork. The seat after it builds on one version, which the seats holding the other cannot
+    reproduce: unless a pass names what it was built on (`input`), they blame that honest seat (I1)."""
 
     caught = True
-    name = "equivocate-valid:shuffle"
+
+    def __init__(self, kind: str = "shuffle") -> None:
+        self.kind = kind
+        self.name = f"equivocate-valid:{kind}"
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
-        if msg.kind != "shuffle" or occurrence != 0:
+        if msg.kind != self.kind or occurrence != 0:
             return (KEEP,)
-        if "_alt_shuffle" not in ctx.shared:
-            ctx.shared["_alt_shuffle"] = self._alternative(ctx)
-        alt = ctx.shared["_alt_shuffle"]
+        key = f"_alt_{self.kind}"
+        if key not in ctx.shared:
+            ctx.shared[key] = self._alternative(ctx, msg.body)
+        alt = ctx.shared[key]
         others = [s for s in range(ctx.n) if s != ctx.seat]
         if alt is None or to not in others[len(others) // 2 :]:
             return (KEEP,)
         return (Emit(body=alt),)
 
-    def _alternative(self, ctx: AttackContext) -> JSONObject | None:
+    def _alternative(self, ctx: AttackContext, body: JSONObject) -> JSONObject | None:
         from protocol import deck
 
         rd = getattr(ctx.session, "round", None)
+        entropy = random.Random(f"alt/{self.kind}/{ctx.seat}").randbytes
         try:
-            shuffles = rd.shuffles  # type: ignore[union-attr]
-            deck_in = shuffles[-1].points if shuffles else rd.ctx.cards.points  # type: ignore[union-attr]
-            size = len(deck_in)
-            entropy = random.Random(f"alt/{ctx.seat}").randbytes
-            secret = deck.ShuffleSecret(deck.random_scalar(entropy), deck.random_permutation(size, entropy))
-            body = deck.shuffle_pass(rd.ctx, ctx.seat, deck_in, secret).to_json()  # type: ignore[union-attr]
+            # the pass's own input, not the session's last pass (its own is already in by now)
+            if self.kind == "shuffle":
+                shuffles = rd.shuffles  # type: ignore[union-attr]
+                deck_in = shuffles[ctx.seat - 1].points if ctx.seat else rd.ctx.cards.points  # type: ignore[union-attr]
+                size = len(deck_in)
+                secret = deck.ShuffleSecret(deck.random_scalar(entropy), deck.random_permutation(size, entropy))
+                alt = deck.shuffle_pass(rd.ctx, ctx.seat, deck_in, secret).to_json()  # type: ignore[union-attr]
+            else:
+                locks = rd.locks  # type: ignore[union-attr]
+                deck_in = locks[ctx.seat - 1].points if ctx.seat else rd.shuffles[-1].points  # type: ignore[union-attr]
+                lock = deck.LockSecret.new(len(deck_in), entropy=entropy)
+                out = deck.lock_pass(rd.ctx, ctx.seat, deck_in, rd.my_shuffle, lock)  # type: ignore[union-attr]
+                alt = out.to_json()
         except Exception:
             return None  # the session's inside changed: the strategy does not apply
-        return body
+        return {**body, **alt}  # whatever else the honest body carries (what it was built on) stays
+
+
+class EquivocateValidMove(Strategy):
+    """Two different legal moves for one step, each signed and valid on its own, one to half of
+    the seats and one to the others. The next mover's state hash then differs from the state of the
+    seats holding the other move: unless they wait for the fork to show, they blame the honest next
+    mover for a desync (I1)."""
+
+    caught = True
+    name = "equivocate-valid:move"
+
+    def choose(self, ctx: AttackContext, session: TableSession, rng: random.Random) -> Any:
+        moves = session.decision()
+        if "_alt_move" in ctx.shared or len(moves) < 2 or session.game.hidden_choice(
+            session.game.expected(session.state).kind
+        ) is not None:
+            return rng.choice(moves)
+        first, second = rng.sample(list(moves), 2)
+        rd = session.round
+        assert rd is not None
+        wire = dict(session.game.move_to_json(second))
+        for name in session.game.hand_card_fields():
+            if name in wire and wire[name] is not None:
+                wire[name] = session._wire_card(wire[name])
+        ctx.shared["_alt_move"] = (rd.step, {"step": rd.step, "state": session.state_hash(), "move": wire})
+        return first
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        alt = ctx.shared.get("_alt_move")
+        if msg.kind != "move" or alt is None or msg.body.get("step") != alt[0]:
+            return (KEEP,)
+        others = [s for s in range(ctx.n) if s != ctx.seat]
+        if to not in others[len(others) // 2 :]:
+            return (KEEP,)
+        return (Emit(body=alt[1]),)
+
+
+class FalseClaim(Strategy):
+    """A signed timeout claim against an honest seat that owes nothing (`early=False`: a step this
+    seat owes itself) or has owed its step for no time at all (`early=True`). With two seats, or
+    every other seat colluding, the claims alone are "every other seat's": the accused must not
+    convict itself on them (I1)."""
+
+    caught = False
+
+    def __init__(self, early: bool) -> None:
+        self.early = early
+        self.name = "false-claim" + ("-early" if early else "")
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("shuffle", "lock", "move", "commit"):
+            return
+        if not self.early:
+            self._claim(ctx, ctx.session._step_key("x"))
+            return
+        waiting = ctx.session.waiting()  # the seat's own step is taken by now: who owes the next one
+        if waiting is not None and ctx.victim() in waiting.seats:
+            self._claim(ctx, ctx.session._step_key(waiting.what))
+
+    def _claim(self, ctx: AttackContext, key: str) -> None:
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("timeout", {"seat": ctx.victim(), "step": key, "what": "a step"})
 
 
 class AbortToOne(Strategy):
@@ -1314,7 +1398,11 @@ def _catalogue() -> dict[str, Callable[[], Strategy]]:
     add(lambda: LockAlias(peek=True))
     add(lambda: LockAlias(peek=False))
     add(lambda: AbortToOne())
-    add(lambda: EquivocateValidShuffle())
+    add(lambda: EquivocateValid("shuffle"))
+    add(lambda: EquivocateValid("lock"))
+    add(lambda: EquivocateValidMove())
+    add(lambda: FalseClaim(early=False))
+    add(lambda: FalseClaim(early=True))
     add(lambda: Combined(Equivocate("move"), NoGossip()))
     return table
 

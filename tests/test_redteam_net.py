@@ -46,7 +46,7 @@ from protocol.plan import (
     opening_from_json,
     order_commitment,
 )
-from protocol.session import Send, TableSession
+from protocol.session import PROTOCOL_VERSION, Send, TableSession
 from protocol.testing import Harness
 
 HOST = "127.0.0.1"
@@ -710,7 +710,8 @@ def _damaged_journal(home: Path, plan: TablePlan, damage: str) -> Path:
     shape (hand-edited, another version) or one that cannot replay."""
     path = journal_path(home, plan.table_id, 0)
     journal = Journal(path)
-    journal.append({"t": "table", "plan": plan.to_json(), "seat": 1 if damage == "other-seat" else 0})
+    seat = 1 if damage == "other-seat" else 0
+    journal.append({"t": "table", "plan": plan.to_json(), "seat": seat, "protocol": PROTOCOL_VERSION})
     journal.append({"t": "start", "ms": 1000})
     journal.append({"t": "entropy", "hex": "00" * 32})
     journal.append({"t": "entropy", "hex": "00" * 32})
@@ -783,6 +784,33 @@ def test_a_journal_of_the_wrong_shape_is_never_offered(
     Journal(aside).read()  # kept whole, for a look
 
 
+@pytest.mark.parametrize("version", [None, 1, "two"])
+def test_a_journal_of_another_protocol_version_is_set_aside_not_replayed(
+    tmp_path: Path, version: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A journal written before passes named their input (protocol 1): replayed under this protocol,
+    its peers' honest passes would read as P-1.3 faults and blame them. It is set aside, saying so."""
+    plan, idents = _two_seat_plan()
+    path = journal_path(tmp_path, plan.table_id, 0)
+    first: JSONObject = {"t": "table", "plan": plan.to_json(), "seat": 0}
+    if version is not None:
+        first["protocol"] = version
+    Journal(path).append(first)
+    Journal(path).append({"t": "start", "ms": 1000})
+    caplog.set_level(logging.WARNING)
+    assert unfinished_journal(tmp_path) is None
+    assert any("protocol version" in r.getMessage() for r in caplog.records)
+
+    async def resume() -> None:  # a runner asked to play that table refuses the journal alike
+        Journal(path).append(first)
+        runner = TableRunner(plan, idents[0], tmp_path, _Idle(), HOST, step_timeout=5, reconnect_timeout=5)
+        async with asyncio.timeout(10):
+            await runner.run()
+
+    with pytest.raises(ResumeFailed, match="protocol version"):
+        asyncio.run(resume())
+
+
 def test_a_journal_whose_replay_diverges_is_offered_then_set_aside(tmp_path: Path) -> None:
     """Damage only a replay finds: the journal is offered (it looks fine), the resume fails with
     `ResumeFailed`, and from then on it is set aside (a second damaged one gets its own name)."""
@@ -845,7 +873,7 @@ class _Captured(TableRunner):
 
     def open(self) -> None:
         self.session = TableSession(self.settings, self.identity, self.clock_ms / 1000, self._entropy)
-        self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me})
+        self.journal.append({"t": "table", "plan": self.plan.to_json(), "seat": self.me, "protocol": PROTOCOL_VERSION})
         self.journal.append({"t": "start", "ms": self.clock_ms})
         self._dispatch(self.session.start(self.clock_ms / 1000))
 

@@ -280,7 +280,7 @@ class ShuffleCheat(TableSession):
         real = shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle, self.entropy)
         points = list(real.points)
         self.change(points)
-        self._publish("shuffle", {**real.to_json(), "points": [p.hex() for p in points]})
+        self._publish("shuffle", {**real.to_json(), "points": [p.hex() for p in points], "input": self._pass_input()})
 
 
 class DuplicatingShuffle(ShuffleCheat):
@@ -318,7 +318,7 @@ class LockWithOtherFactors(TableSession):
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
         real = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock, self.entropy)
         decoy = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, LockSecret.new(rd.ctx.size, entropy=self.entropy))
-        self._publish("lock", {**real.to_json(), "factors": decoy.to_json()["factors"]})
+        self._publish("lock", {**real.to_json(), "factors": decoy.to_json()["factors"], "input": self._pass_input()})
 
 
 def test_a_lock_pass_whose_factors_are_not_the_ones_it_locked_with() -> None:
@@ -346,7 +346,8 @@ class FirstLockerCopiesACard(TableSession):
         proof = deck._prove(rd.ctx, b"lock", self.me, mine, int.from_bytes(x, "little"), statement, self.entropy)
         points, proofs = list(real.points), list(real.proofs)
         points[mine], proofs[mine] = copied, proof
-        self._publish("lock", LockOutput(self.me, tuple(points), real.factors, tuple(proofs)).to_json())
+        forged = LockOutput(self.me, tuple(points), real.factors, tuple(proofs))
+        self._publish("lock", {**forged.to_json(), "input": self._pass_input()})
 
 
 @pytest.mark.parametrize(("game", "players"), [("sixth-sense", 3), ("sixth-sense", 5), ("take6", 4), ("sixes", 4)])
@@ -426,10 +427,13 @@ class Desynced(TableSession):
         return "0" * 64
 
 
-def test_a_desynced_state_hash_stops_the_game() -> None:
+def test_a_desynced_state_hash_is_convicted_by_every_other_seat_s_clock() -> None:
+    # P-2.2: a move whose state hash is not this seat's may have been built on another version of
+    # an earlier move (an equivocation elsewhere, I1), so it is not blamed on sight: it waits, its
+    # step gets the automatic limit, and every other seat claims it (P-5.3).
     h = Harness("sixth-sense", 3, seed=46, factories={CHEATER: Desynced})
     h.run()
-    assert_honest_verdict(h, CHEATER, "P-2.2")
+    assert_honest_verdict(h, CHEATER, "P-5.3")
 
 
 class FalseAlarm(TableSession):

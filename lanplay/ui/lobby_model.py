@@ -21,10 +21,10 @@ from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_KINDS
 from lanplay.discovery import TableAdvert
 from lanplay.network import Network
-from lanplay.tables import PROTOCOL_VERSION
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
 from protocol.encoding import JSONObject
+from protocol.session import PROTOCOL_VERSION
 
 GAME_ORDER = ("sixth-sense", "take6", "sixes")
 

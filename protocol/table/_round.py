@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ class _Round:
     my_lock: LockSecret
     shuffles: list[ShuffleOutput] = field(default_factory=list)
     locks: list[LockOutput] = field(default_factory=list)
+    shuffle_digests: list[str] = field(default_factory=list)  # the signed pass each entry of `shuffles` came in
+    lock_digests: list[str] = field(default_factory=list)
     my_shuffle_out: ShuffleOutput | None = None  # our own passes, kept as made: no need to check them again
     my_lock_out: LockOutput | None = None
     hand_keys: dict[int, dict[int, KeyOpening]] = field(default_factory=dict)  # position -> seat -> key
@@ -84,6 +87,30 @@ class _Round:
     def commitments(self) -> list[KeyCommitments]:
         """Every seat's key base and lock factors, which its dealt keys are checked against (P-4.3)."""
         return [key_commitments(shuffle, lock) for shuffle, lock in zip(self.shuffles, self.locks, strict=True)]
+
+
+# I1: the body field of a pass, and of the messages built on the deal, naming the digest of the
+# signed message they were built on ("" for the first shuffle, which starts from the card table).
+BUILT_ON = "input"
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def built_on(body: Mapping[str, object], seat: int, what: str, first: bool = False) -> str:
+    """The digest a message of `seat` names as built on; of the wrong shape it is the author's
+    fault, seen alike by every seat (the first shuffle must name "", every other message a digest)."""
+    value = body.get(BUILT_ON)
+    if not isinstance(value, str) or (value != "" if first else not _DIGEST.fullmatch(value)):
+        want = '""' if first else "the digest of the message it was built on"
+        raise CheatDetected("P-1.3", f"a {what} must name in {BUILT_ON!r} {want}", seat)
+    return value
+
+
+def is_digest(value: str) -> bool:
+    return _DIGEST.fullmatch(value) is not None
+
+
+def without_built_on(body: Mapping[str, object]) -> dict[str, object]:
+    return {key: value for key, value in body.items() if key != BUILT_ON}
 
 
 class _Ignored(ProtocolError):

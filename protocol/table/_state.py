@@ -67,6 +67,11 @@ META_KINDS = frozenset({"blame", "timeout", "stop"})
 PRIVATE_KINDS = frozenset(kind for kind in KINDS if kind.startswith("p."))
 PUBLIC_KINDS = frozenset(KINDS) - PRIVATE_KINDS
 
+# The table protocol's version, advertised with every lobby and written in every journal: seats of
+# different versions would read each other's honest messages as faults (2: passes, table keys and
+# hand keys name the message they were built on, `input`).
+PROTOCOL_VERSION = 2
+
 SEED_TAG = "lanplay/seed"
 CHOICE_TAG = "lanplay/choice"
 PRIVATE_DOMAIN = b"lanplay/private-channel/v1\x00"

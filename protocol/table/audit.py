@@ -93,8 +93,22 @@ class AuditMixin(SessionCore):
             openings[int(step)] = _opening(item, seat)
         rd.secrets[seat] = (seat_secrets, openings)
         if len(rd.secrets) == self.n:
-            self._audit()
+            try:
+                self._audit()
+            except CheatDetected as exc:
+                if exc.seat is not None:
+                    exc.evidence = self._audited_messages(exc.seat)
+                raise
         return True
+
+    def _audited_messages(self, seat: int) -> tuple[dict[str, object], ...]:
+        """The round's moves, choices and reveals of `seat` as this seat holds them: what its audit
+        replayed. A seat whose audit passed on other versions of them (an equivocation whose gossip
+        the blame outran) finds the fork in them, and names the same seat (I2)."""
+        peer = self.settings.seats[seat].peer_id
+        kinds = ("move", "commit", "reveal")
+        held = self.tracker.messages(peer)
+        return tuple(m.to_json() for m in held if m.round == self.round_index and m.kind in kinds)
 
     def _audit(self) -> None:
         rd = self.round

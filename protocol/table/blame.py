@@ -114,6 +114,9 @@ class BlameMixin(SessionCore):
                         return True
                     continue
                 signed = SignedMessage.from_json(item)
+                if signed.table == self.settings.table and self._audit_pending(signed):
+                    pending = True  # the blamer's audit (its evidence: the secrets that completed it)
+                    continue
                 if signed.author != accused_id:
                     if signed.kind == "timeout" and signed.table == self.settings.table:
                         self._accept_public(None, signed)  # another claimant's claim: judged by `_judge_claims`
@@ -148,6 +151,13 @@ class BlameMixin(SessionCore):
             except ProtocolError:
                 continue
         return None if pending else False
+
+    def _audit_pending(self, signed: SignedMessage) -> bool:
+        """A blame resting on secrets (whoever's completed the blamer's audit) is the blamer's audit:
+        decidable here only by this seat's own audit of that round, once it has every seat's secrets;
+        a blame that outran a slower seat's secrets must not stop the table (I2)."""
+        rd = self.round
+        return signed.kind == "secrets" and rd is not None and signed.round == rd.index and len(rd.secrets) < self.n
 
     def _private_fault(self, accused: int, recipient: int, signed: SignedMessage) -> bool | None:
         """Re-run the recipient's check of a private message of the accused (I1)."""

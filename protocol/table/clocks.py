@@ -59,11 +59,14 @@ class ClockMixin(SessionCore):
         if waiting is None:
             return
         key = self._step_key(waiting.what)
-        limit = self.settings.step_timeout if waiting.automatic else self.settings.turn_timeout
         for owing in waiting.seats:
+            # A seat whose move for this step is here but waits (its state hash is not ours) is past
+            # thinking: it gets the step limit, and a claim naming it; the others keep theirs (I1).
+            held = self._holds_step_message(owing)
+            limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
             # Which of several seats owes a one-of step is private knowledge (each seat knows only its
             # own hand): the claim names none of them, so every seat's claim is the same claim (D).
-            seat: int | None = None if waiting.one_of else owing
+            seat: int | None = None if waiting.one_of and not held else owing
             if owing == self.me or owing in self.pending_blames or any(owing in by for by in self.claims.values()):
                 continue  # a seat that published a blame or a claim waits for its outcome: never blamed for it (I1)
             first = self._first_due.get((owing, key), self.now)
@@ -203,6 +206,16 @@ class ClockMixin(SessionCore):
             named = claim[0]
             accused = named if named is not None else self._owes_one_of(claim, by, limit)
             if accused is not None and all(s in by for s in range(self.n) if s != accused):
+                owed = self._owed_past_limit(claim[1]) if accused == self.me else True
+                if owed is None:
+                    continue  # this seat owes that step, its own limit not yet run out: judged again later
+                if not owed:
+                    # I1: with two seats (or every other seat colluding) the claims alone would
+                    # convict; this seat knows it does not owe that step.
+                    who = ", ".join(str(s) for s in sorted(by))
+                    why = f"seat(s) {who} say this seat withheld a step it does not owe: the table could not agree"
+                    self._stop("P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
+                    return
                 what = str(by[min(by)].body.get("what"))[:MAX_TEXT]
                 why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
@@ -216,6 +229,21 @@ class ClockMixin(SessionCore):
                 why = f"seat(s) {who} say {whom} withheld a step; the other seats do not: the table could not agree"
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
+
+    def _owed_past_limit(self, key: str) -> bool | None:
+        """Whether claims against this seat for the step `key` can be true: True when it owes that
+        step and has owed it past its limit by its own clock; None when it owes it but its own
+        clock has not run out yet (a clock that started late here: wait and see); False when it
+        does not owe that step, or the step has no limit (no honest seat claims such a step)."""
+        waiting = self.waiting() if self.stage not in ("ended", "over") else None
+        if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
+            return False
+        held = self._holds_step_message(self.me)
+        limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
+        if limit is None:
+            return False
+        first = self._first_due.get((self.me, key), self.now)
+        return True if self.now - first >= limit else None
 
     def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
         """The seat that owes a one-of step (a claim naming none, D), if the claims show it: an

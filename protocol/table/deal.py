@@ -30,7 +30,7 @@ from protocol.deck import (
 from protocol.errors import CheatDetected
 from protocol.signed import SignedMessage
 from protocol.table._core import SessionCore
-from protocol.table._round import _Aborted, _Ignored, _Round
+from protocol.table._round import BUILT_ON, _Aborted, _Ignored, _Round, built_on, is_digest, without_built_on
 from protocol.table.values import Dealt
 
 
@@ -61,14 +61,23 @@ class DealMixin(SessionCore):
         assert rd is not None
         deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
         rd.my_shuffle_out = output = shuffle_pass(rd.ctx, self.me, deck, rd.my_shuffle, self.entropy)
-        self._publish("shuffle", output.to_json())
+        self._publish("shuffle", {**output.to_json(), BUILT_ON: self._pass_input()})
 
     def _my_lock(self) -> None:
         rd = self.round
         assert rd is not None
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
         rd.my_lock_out = output = lock_pass(rd.ctx, self.me, deck, rd.my_shuffle, rd.my_lock, self.entropy)
-        self._publish("lock", output.to_json())
+        self._publish("lock", {**output.to_json(), BUILT_ON: self._pass_input()})
+
+    def _pass_input(self) -> str:
+        """The digest of the signed pass the next pass is made on ("" for the first shuffle): what it
+        names in `BUILT_ON` (I1), and what a receiver compares with its own copy before any check."""
+        rd = self.round
+        assert rd is not None
+        if len(rd.shuffles) < self.n:
+            return rd.shuffle_digests[-1] if rd.shuffles else ""
+        return (rd.lock_digests or rd.shuffle_digests)[-1]
 
     def _on_shuffle(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
@@ -76,11 +85,14 @@ class DealMixin(SessionCore):
             return False
         if len(rd.shuffles) > seat:
             raise CheatDetected("P-4.2", "a second shuffle pass", seat)
+        if built_on(msg.body, seat, "shuffle pass", first=seat == 0) != self._pass_input():
+            return False  # I1: built on another version of the pass before it (see docs/PROTOCOL.md, I1)
         deck = rd.shuffles[-1].points if rd.shuffles else rd.ctx.cards.points
         if seat == self.me and rd.my_shuffle_out is not None:
             rd.shuffles.append(rd.my_shuffle_out)
         else:  # P-4.2/P-4.4: points, key base and proof checked against this pass's input before use
-            rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, msg.body, deck))
+            rd.shuffles.append(ShuffleOutput.from_json(rd.ctx, seat, without_built_on(msg.body), deck))
+        rd.shuffle_digests.append(msg.digest())
         if len(rd.shuffles) == self.n:
             if self.me == 0:
                 self._my_lock()
@@ -94,12 +106,15 @@ class DealMixin(SessionCore):
             return False
         if len(rd.locks) > seat:
             raise CheatDetected("P-4.2", "a second lock pass", seat)
+        if built_on(msg.body, seat, "lock pass") != self._pass_input():
+            return False  # I1: built on another version of the pass before it (see docs/PROTOCOL.md, I1)
         deck = rd.locks[-1].points if rd.locks else rd.shuffles[-1].points
         if seat == self.me and rd.my_lock_out is not None:
             rd.locks.append(rd.my_lock_out)
         else:  # I5: each position's proof checked against this pass's input before any key is sent; a lock
             # that moved or altered a point raises CheatDetected naming its author (the message is the evidence)
-            rd.locks.append(LockOutput.from_json(rd.ctx, seat, msg.body, deck))
+            rd.locks.append(LockOutput.from_json(rd.ctx, seat, without_built_on(msg.body), deck))
+        rd.lock_digests.append(msg.digest())
         if len(rd.locks) < self.n:
             if len(rd.locks) == self.me:
                 self._my_lock()
@@ -115,9 +130,9 @@ class DealMixin(SessionCore):
             if seat == self.me:
                 continue
             openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in positions]
-            self._send_private(seat, "p.keys", {"round": rd.index, "openings": openings})
+            self._send_private(seat, "p.keys", {"round": rd.index, "openings": openings, BUILT_ON: rd.lock_digests[-1]})
         openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in rd.table_positions]
-        self._publish("open", {"late": False, "openings": openings})
+        self._publish("open", {"late": False, "openings": openings, BUILT_ON: rd.lock_digests[-1]})
         self._try_deal()
 
     def _on_private_keys(self, seat: int, msg: SignedMessage) -> bool:
@@ -126,6 +141,9 @@ class DealMixin(SessionCore):
             return False
         if seat in rd.keys_from:
             raise _Ignored("P-4.3", f"a second set of hand keys from seat {seat}: ignored")
+        named = msg.body.get(BUILT_ON)
+        if isinstance(named, str) and named != rd.lock_digests[-1] and is_digest(named):
+            return False  # I1: keys for another version of the last lock; a malformed name is checked below
         for opening in self._check_hand_keys(rd, seat, self.me, msg.body):
             rd.hand_keys.setdefault(opening.position, {})[seat] = opening
         rd.keys_from.add(seat)
@@ -136,6 +154,7 @@ class DealMixin(SessionCore):
         """P-4.3: `sender`'s keys for `recipient`'s hand, checked against `sender`'s public lock
         commitments. The recipient runs it on receipt and every other seat on the evidence of a
         blame, so both reach the same answer from the same signed message (I1)."""
+        built_on(body, sender, "set of hand keys")  # its shape: re-checked alike on a blame's evidence
         raw = body.get("openings")
         positions = rd.layout_hands[recipient]
         if not isinstance(raw, list) or len(raw) != len(positions):
@@ -161,6 +180,8 @@ class DealMixin(SessionCore):
         seen = rd.late_from if late else rd.opens_from
         if seat in seen:
             raise CheatDetected("P-4.3", "a second opening of the table cards", seat)
+        if built_on(msg.body, seat, "table card opening") != rd.lock_digests[-1]:
+            return False  # I1: keys for another version of the last lock (see docs/PROTOCOL.md, I1)
         raw = msg.body.get("openings")
         if not isinstance(raw, list) or len(raw) != len(positions):
             raise CheatDetected("P-4.3", f"table keys must cover the {len(positions)} table positions", seat)

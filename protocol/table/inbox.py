@@ -6,7 +6,8 @@ once the table has reached the point they belong to. Before anything is chained,
 kept, the kind must be one of `KINDS` and the author within its per-round caps (count, bytes);
 out-of-order messages are held within caps by count and bytes. A signed message in its author's
 chain that cannot be read is its author's fault; nothing a peer sends escapes as an exception.
-A peer forwards each public message it got straight from its author to every seat (gossip).
+A peer forwards each public message to every seat the first time it accepts it, from whichever
+seat it came (gossip): a message an honest seat accepted reaches every honest seat (I1).
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class InboxMixin(SessionCore):
             return
         self._count(author, msg)
         self.last_input_kept = True
-        self._queue(author, msg, forward=sender == author)
+        self._queue(author, msg, forward=sender is not None)
         while (msg.author, self.tracker.next_seq(msg.author)) in self.held:
             later = self._unhold(msg.author, self.tracker.next_seq(msg.author))
             self.tracker.accept(later)
@@ -100,7 +101,8 @@ class InboxMixin(SessionCore):
 
     def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
         self.inbox[author].append(msg)
-        if forward:  # gossip: what one seat was told, every seat is told (catches equivocation)
+        if forward:  # gossip: what one seat was told, every seat is told (catches equivocation), and
+            # whoever it came from: a message an honest seat built on then reaches every honest seat (I1)
             self._out.append(Send(None, msg.to_wire(), forward=True))
 
     def _accept_private(self, sender: int | None, msg: SignedMessage) -> None:
@@ -182,7 +184,7 @@ class InboxMixin(SessionCore):
                         self._consumed(queue, public, seat)
                         if isinstance(exc, EquivocationDetected):
                             raise
-                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+                        self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(), *exc.evidence))
                         return
                     except RuleError as exc:
                         self._consumed(queue, public, seat)

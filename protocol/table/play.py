@@ -17,7 +17,7 @@ from protocol.encoding import decode
 from protocol.errors import CheatDetected
 from protocol.signed import SignedMessage
 from protocol.table._core import SessionCore
-from protocol.table._round import _Hidden, _Ignored, _is_seat, _opening, _PrivateFault, _reference, _Round
+from protocol.table._round import BUILT_ON, _Hidden, _Ignored, _is_seat, _opening, _PrivateFault, _reference, _Round
 from protocol.table._state import CHOICE_TAG
 from protocol.table.values import Moved, PeekResult
 
@@ -105,8 +105,23 @@ class PlayMixin(SessionCore):
             # had every seat's key for it. Compared now, the hashes would differ on an honest move.
             return False
         if msg.body.get("state") != self.state_hash():
-            raise CheatDetected("P-2.2", f"seat {seat}'s state hash differs from this table's (desync)", seat)
+            # I1: the mover may have built on a move that an equivocating seat sent it in another
+            # version than this seat got; blaming it would frame it. The move waits: gossip brings
+            # the other version and with it the proof that names the equivocator, or, if the hash
+            # was simply wrong, the step stays owed by the mover and the clocks settle it (I4).
+            return False
         return None
+
+    def _holds_step_message(self, seat: int) -> bool:
+        """A move or choice of `seat` for the current step is here but waits (its state hash is not
+        this seat's): that seat is no longer thinking, so its step gets the step limit and a claim
+        naming it (`clocks._tick`); every other seat owing the same step keeps its own limit."""
+        rd = self.round
+        queue = self.inbox[seat]
+        if rd is None or not queue:
+            return False
+        head = queue[0]
+        return head.kind in ("move", "commit") and head.round == rd.index and head.body.get("step") == rd.step
 
     def _on_move(self, seat: int, msg: SignedMessage) -> bool:
         rd = self.round
@@ -271,7 +286,7 @@ class PlayMixin(SessionCore):
         if expected.phase == "reveal" and not rd.late_sent:
             rd.late_sent = True
             openings = [key_opening(self.me, rd.my_lock, p).to_json() for p in rd.late_positions]
-            self._publish("open", {"late": True, "openings": openings})
+            self._publish("open", {"late": True, "openings": openings, BUILT_ON: rd.lock_digests[-1]})
         self._handle_peeks()
         if expected.phase in ("audit", "deal", "over") and self.stage == "play":
             self._enter("audit")
