@@ -229,6 +229,11 @@ REPORTED = [
     # D: Sixes' opening move (one of several seats owes it, X-2.2) withheld: the claims name no
     # seat, so every honest seat's claim is the same, and the one seat that did not claim owes it.
     pytest.param("sixes", {"chips": 1}, 93694, {1: "withhold:move"}, True, id="D-one-of-withheld"),
+    # K (soak): seat 0's secrets forked; the seat whose audit failed blames with the secrets that
+    # completed its audit, which outran the fork's gossip: the blame carries the accused's own
+    # secrets (and moves), so the seat whose audit passed finds the fork in it and names seat 0 too.
+    pytest.param("sixth-sense", {"late_trump": True, "target": 1}, 20213, {0: "equivocate:secrets"}, True,
+                 id="K-audit-blame-outran-fork"),
     # 4: secrets sent mid-play (to one seat first) instead of the opening move: the seat is named.
     pytest.param("sixes", {"chips": 1}, 54454, {1: "abort-to-one"}, True, id="4-abort-to-one"),
 ]

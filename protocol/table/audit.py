@@ -102,11 +102,11 @@ class AuditMixin(SessionCore):
         return True
 
     def _audited_messages(self, seat: int) -> tuple[dict[str, object], ...]:
-        """The round's moves, choices and reveals of `seat` as this seat holds them: what its audit
-        replayed. A seat whose audit passed on other versions of them (an equivocation whose gossip
+        """The round's moves, choices, reveals and secrets of `seat` as this seat holds them: what its
+        audit replayed. A seat whose audit passed on other versions of them (an equivocation whose gossip
         the blame outran) finds the fork in them, and names the same seat (I2)."""
         peer = self.settings.seats[seat].peer_id
-        kinds = ("move", "commit", "reveal")
+        kinds = ("move", "commit", "reveal", "secrets")
         held = self.tracker.messages(peer)
         return tuple(m.to_json() for m in held if m.round == self.round_index and m.kind in kinds)
 
