@@ -502,17 +502,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if kind == "play":  # the common case first
             trick = r.trick
             playable = hand
-            if trick:
-                for play in trick:
-                    if play.block is not None:
-                        colour = required_colour(trick)
-                        break
-                else:  # no block: the led colour is followed (the common case, `required_colour` inline)
-                    colour = trick[0].card.colour
-                if colour is not None:  # S-4.2: follow the led colour if possible
-                    following = tuple(filter(_OF_COLOUR[colour].__contains__, hand))
-                    if following:
-                        playable = following
+            colour = required_colour(trick)
+            if colour is not None:  # S-4.2: follow the led colour if possible
+                following = tuple(filter(_OF_COLOUR[colour].__contains__, hand))
+                if following:
+                    playable = following
             if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
                 if len(playable) > 1:
                     return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
@@ -567,14 +561,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
-        colour = None
-        if trick:
-            for play in trick:
-                if play.block is not None:
-                    colour = required_colour(trick)
-                    break
-            else:  # no block: the led colour is followed (the common case, `required_colour` inline)
-                colour = trick[0].card.colour
+        colour = required_colour(trick)
         if move.block is not None:
             if card.value != BLOCK:
                 raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
