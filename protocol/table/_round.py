@@ -99,7 +99,7 @@ def built_on(body: Mapping[str, object], seat: int, what: str, first: bool = Fal
     """The digest a message of `seat` names as built on; of the wrong shape it is the author's
     fault, seen alike by every seat (the first shuffle must name "", every other message a digest)."""
     value = body.get(BUILT_ON)
-    if not isinstance(value, str) or (value != "" if first else not _DIGEST.fullmatch(value)):
+    if not isinstance(value, str) or (value != "" if first else not is_digest(value)):
         want = '""' if first else "the digest of the message it was built on"
         raise CheatDetected("P-1.3", f"a {what} must name in {BUILT_ON!r} {want}", seat)
     return value
