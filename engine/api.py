@@ -17,6 +17,7 @@ game, with `secrets`) hands it the cards in position order.
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -141,6 +142,16 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
     def deal_from_cards(self, state: StateT, dealer: int, cards: Sequence[str | None]) -> DealT:
         """Build the deal from the cards at each layout position (None where unknown to this peer)."""
 
+    def deal_shuffled(self, state: StateT, dealer: int, rng: random.Random) -> DealT:
+        """The deal of the layout's deck shuffled by `rng` exactly as `rng.shuffle` does
+        (`engine.playout.shuffle`), for local games and playouts. A game may build the same deal
+        faster: these cards come from its own deck, so they need none of `deal_from_cards`'s checks."""
+        from engine.playout import shuffle  # here, since engine.playout imports this module
+
+        cards: list[str | None] = list(self.layout(state, dealer).deck)
+        shuffle(cards, rng)
+        return self.deal_from_cards(state, dealer, cards)
+
     @abstractmethod
     def deal_from_json(self, state: StateT, raw: Mapping[str, object]) -> DealT: ...
 
@@ -162,6 +173,17 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
     @abstractmethod
     def apply(self, state: StateT, move: MoveT) -> StateT:
         """The state after `move`, or IllegalMove naming the rule it breaks."""
+
+    def apply_moves(self, state: StateT, moves: Sequence[MoveT]) -> StateT:
+        """The state after `moves`, applied in order: always the state (or the error, raised for the
+        first move that breaks a rule) that `apply` gives one move at a time.
+
+        A simultaneous phase's joint action (OpenSpiel's `ApplyActions`): a playout passes every
+        owing seat's move of a turn at once, which lets a game build one state for the turn instead
+        of one per seat. This default applies them one by one."""
+        for move in moves:
+            state = self.apply(state, move)
+        return state
 
     def reveal(self, state: StateT, cards: Sequence[str]) -> StateT:
         """Partial knowledge: the late table cards (phase "reveal") have been opened."""

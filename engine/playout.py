@@ -22,9 +22,7 @@ def shuffled_deal(game: Game[Any, Any, Any, Any], state: Any, rng: random.Random
     dealer = game.expected_dealer(state)
     if dealer is None:
         dealer = rng.randrange(game.players(state))
-    cards: list[str | None] = list(game.layout(state, dealer).deck)
-    shuffle(cards, rng)
-    return game.deal_from_cards(state, dealer, cards)
+    return game.deal_shuffled(state, dealer, rng)
 
 
 def _shuffle_inline(cards: list[Any], rng: random.Random) -> None:
@@ -106,9 +104,8 @@ def play_game(
         if expected.phase != "move":
             raise RuntimeError(f"a full-knowledge game cannot be in phase {expected.phase!r}")
         moves = [chooser(state, seat) for seat in expected.seats]
-        for move in moves:
-            state = game.apply(state, move)
-            rounds[-1][1].append(move)
+        state = game.apply_moves(state, moves)  # a simultaneous turn's joint action at once
+        rounds[-1][1].extend(moves)
     return state, record_from_moves(game, players, options, rounds)
 
 

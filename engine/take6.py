@@ -12,7 +12,8 @@ the cards of the hidden choices (the seats of `Expected.seats`, in that order), 
 
 from __future__ import annotations
 
-from bisect import insort
+import random
+from bisect import bisect, insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -33,6 +34,7 @@ from engine.api import (
     winners_by,
 )
 from engine.fastvalue import fast_constructor, lookup_all
+from engine.playout import shuffle
 
 MAX_CARD = 104  # T-1.1
 ROWS = 4  # T-2.1
@@ -191,7 +193,11 @@ _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 _SEATS = tuple(tuple(range(count)) for count in range(11))
+_ROW_INDICES = tuple(range(ROWS))
+_last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
+_ZEROS = tuple((0,) * count for count in range(11))
+_TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
 
 
 def _play_expected(owing: tuple[bool, ...]) -> Expected:
@@ -360,6 +366,17 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 raise FormatError(f"seat {seat}'s hand is only partly known")
         return Take6Deal(dealer, tuple(table_card(p) for p in layout.table), tuple(hands))
 
+    def deal_shuffled(self, state: Take6State, dealer: int, rng: random.Random) -> Take6Deal:
+        """`deal_from_cards` of the deck shuffled by `rng` (engine.api.Game), built from the numbers:
+        a shuffle's draws depend only on the deck's length, so the numbers 1 … size (the deck's
+        codes in order) end in the order the codes would, and the engine's own deck needs no checks."""
+        if state.options.logic:
+            return super().deal_shuffled(state, dealer, rng)
+        numbers = list(range(1, state.deck_size + 1))
+        shuffle(numbers, rng)
+        hand_cards, row_cards = _layout_getters(self.layout(state, dealer))
+        return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
+
     def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
         dealer = require_int(raw, "dealer", "take6 deal")
         rows = _cards_json(raw.get("rows"), "take6 deal: 'rows'")
@@ -405,6 +422,28 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         size = state.deck_size
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
+        hands_dealt = deal.hands
+        if not state.options.logic and len(hands_dealt) == n and None not in hands_dealt:
+            # the common case, every card known: checked as one set (else card by card below, for the message)
+            try:
+                every = set(deal.rows).union(*hands_dealt)  # type: ignore[arg-type]  # no None (checked)
+            except TypeError:  # something unhashable: named card by card below
+                every = set()
+            if (
+                len(every) == ROWS + HAND_SIZE * n
+                and tuple(map(len, hands_dealt)) == _TENS[n]  # type: ignore[arg-type]
+                and every <= _DECK_SETS[size]
+            ):
+                rows_mask = 0
+                for card in deal.rows:
+                    rows_mask |= 1 << card
+                started = _new_state(
+                    n, state.options, state.round_index + 1, deal.dealer, "play", state.totals, _ZEROS[n],
+                    tuple([(card,) for card in deal.rows]), tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
+                    _TENS[n], (), _NONES[n], (), rows_mask, 0,
+                )
+                _remember(started, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses a card
+                return started
         seen: set[int] = set()
 
         def take(card: int, seat: int | None = None) -> None:
@@ -417,7 +456,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             seen.add(card)
 
         def take_all(cards: Sequence[int], seat: int | None = None) -> None:
-            """`take` each card: checked as a set first (the common case), card by card for the message."""
+            """`take` each card: checked as a set first, card by card for the message."""
             try:
                 distinct = set(cards)
             except TypeError:  # something unhashable: named card by card
@@ -428,30 +467,6 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             for card in cards:
                 take(card, seat)
 
-        every = list(deal.rows)
-        if not state.options.logic and None not in deal.hands and len(deal.hands) == n:
-            for hand in deal.hands:
-                every.extend(hand)  # type: ignore[arg-type]  # no None (checked)
-        try:
-            every_set = set(every)
-        except TypeError:  # something unhashable: named card by card below
-            every_set = set()
-        if (  # the common case, every card known: checked as one set (else card by card, for the message)
-            len(every) == ROWS + HAND_SIZE * n
-            and len(every_set) == len(every)
-            and every_set <= _DECK_SETS[size]
-            and all(len(hand) == HAND_SIZE for hand in deal.hands)  # type: ignore[arg-type]
-        ):
-            rows_mask = 0
-            for card in deal.rows:
-                rows_mask |= 1 << card
-            started = _new_state(
-                n, state.options, state.round_index + 1, deal.dealer, "play", state.totals, (0,) * n,
-                tuple([(card,) for card in deal.rows]), tuple([tuple(sorted(hand)) for hand in deal.hands]),  # type: ignore[arg-type]
-                (HAND_SIZE,) * n, (), _NONES[n], (), rows_mask, 0,
-            )
-            _remember(started, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses a card
-            return started
         take_all(deal.rows)
         rows_mask = 0
         for card in deal.rows:
@@ -530,6 +545,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             hand = state.hands[seat]
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
+            if len(hand) > 1:  # `lookup_all` inline: the hot path of every playout
+                return itemgetter(*hand)(_PLAYS[seat])  # type: ignore[no-any-return]
             return lookup_all(_PLAYS[seat], hand)
         if stage == "take_row":
             return _TAKES[seat] if state.pending[0][1] == seat else ()
@@ -593,6 +610,40 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             assert isinstance(move, Pick)
             return self._pick(state, move)
         raise FormatError(f"not a 6 nimmt! move: {move!r}", seat)
+
+    def apply_moves(self, state: Take6State, moves: Sequence[Take6Move]) -> Take6State:
+        """`apply` of each move in order (engine.api.Game). A turn's joint action, every seat's card
+        from a known hand (T-3.1), is placed at once (T-3.2) without the states in between; any
+        other sequence, or one that breaks a rule, goes move by move (the same errors)."""
+        n = state.players
+        if len(moves) == n and state.stage == "play" and state.chosen == _NONES[n]:
+            hands = list(state.hands)
+            pending: list[tuple[int, int]] = []
+            chose = 0  # bit s set: seat s's move is in `pending`
+            for move in moves:
+                seat = move.seat
+                if type(move) is not Play or not 0 <= seat < n or chose >> seat & 1:
+                    break
+                card = move.card
+                hand = hands[seat]
+                if hand is None or card not in hand:  # an unknown hand or card: the checks of `apply`
+                    break
+                index = hand.index(card)
+                hands[seat] = hand[:index] + hand[index + 1 :]
+                pending.append((card, seat))
+                chose |= 1 << seat
+            else:
+                pending.sort()  # T-3.2: lowest first (cards are distinct)
+                out = state.out
+                for card, _ in pending:
+                    out |= 1 << card
+                sizes = tuple([size - 1 for size in state.hand_sizes])
+                return self._place(
+                    state, list(state.rows), list(state.penalty), list(state.totals), pending, tuple(hands), sizes, out
+                )
+        for move in moves:
+            state = self.apply(state, move)
+        return state
 
     def _not_now(self, state: Take6State, seat: int, doing: str) -> IllegalMove:
         stage = state.stage
@@ -679,37 +730,41 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         sizes: tuple[int, ...],
         out: int,
     ) -> Take6State:
-        profi = state.options.profi
         n = state.players
-        for index, (card, seat) in enumerate(pending):
-            if profi:
+        if state.options.profi:
+            for index, (card, seat) in enumerate(pending):
                 target = placement_target(rows, card, True)
                 if target is None:
-                    row_index = -1
+                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out)
+                row_index, side = target
+                row = rows[row_index]
+                if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
+                    taken = row_bullheads(row)
+                    penalty[seat] += taken
+                    totals[seat] += taken
+                    rows[row_index] = (card,)
+                elif side == "right":
+                    rows[row_index] = (*row, card)
                 else:
-                    row_index, side = target
-            else:  # `placement_target` inline (T-3.3): the hot path of every playout
-                row_index, side, best = -1, "right", MAX_CARD + 1
-                for candidate, row in enumerate(rows):
-                    diff = card - row[-1]
-                    if 0 < diff < best:
-                        row_index, best = candidate, diff
-            if row_index < 0:  # T-3.5: the player chooses a row to take
-                return _new_state(
-                    n, state.options, state.round_index, state.dealer, "take_row", tuple(totals),
-                    tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n],
-                    tuple(pending[index:]), out, state.turn,
-                )
-            row = rows[row_index]
-            if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
-                taken = row_bullheads(row)
-                penalty[seat] += taken
-                totals[seat] += taken
-                rows[row_index] = (card,)
-            elif side == "right":
-                rows[row_index] = (*row, card)
-            else:
-                rows[row_index] = (card, *row)
+                    rows[row_index] = (card, *row)
+        else:
+            # T-3.3 as a search of the row ends in ascending order (the hot path of every playout):
+            # a card replaces the end it follows, the highest lower than itself, so the order stays.
+            ends = sorted(zip(map(_last, rows), _ROW_INDICES, strict=True))
+            for index, (card, seat) in enumerate(pending):
+                below = bisect(ends, (card,))
+                if not below:  # T-3.5: the player chooses a row to take
+                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out)
+                row_index = ends[below - 1][1]
+                ends[below - 1] = (card, row_index)
+                row = rows[row_index]
+                if len(row) >= ROW_LIMIT:  # T-3.4: the sixth card takes five
+                    taken = row_bullheads(row)
+                    penalty[seat] += taken
+                    totals[seat] += taken
+                    rows[row_index] = (card,)
+                else:
+                    rows[row_index] = (*row, card)
         # T-3.6: the turn is over; after the tenth the round is.
         if any(sizes):
             turn = _new_state(
@@ -722,6 +777,24 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
             tuple(totals), tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n], (), out,
             state.turn + 1,
+        )
+
+    @staticmethod
+    def _owe_row(
+        state: Take6State,
+        rows: list[tuple[int, ...]],
+        penalty: list[int],
+        totals: list[int],
+        pending: Sequence[tuple[int, int]],
+        hands: tuple[tuple[int, ...] | None, ...],
+        sizes: tuple[int, ...],
+        out: int,
+    ) -> Take6State:
+        """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take."""
+        n = state.players
+        return _new_state(
+            n, state.options, state.round_index, state.dealer, "take_row", tuple(totals), tuple(penalty),
+            tuple(rows), hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn,
         )
 
     def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:

@@ -51,8 +51,7 @@ def finish_round(game: Game[Any, Any, Any, Any], state: Any, rng: random.Random,
             moves = [rng.choice(game.legal_moves(state, seat)) for seat in expected.seats]
         else:
             moves = [bots[seat].choose(game, game.view(state, seat), seat) for seat in expected.seats]
-        for move in moves:
-            state = game.apply(state, move)
+        state = game.apply_moves(state, moves)  # a simultaneous turn's joint action at once
 
 
 def rate(work: Callable[[], object], seconds: float) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from engine import sixes, sixth_sense, take6
-from engine.api import FormatError
+from engine.api import FormatError, IllegalMove, RuleError
 from engine.fastvalue import fast_constructor
 from engine.games import get_game
 from engine.playout import shuffle, shuffled_deal
@@ -132,6 +132,93 @@ def test_playout_shuffle_is_the_library_shuffle(length: int) -> None:
         library.shuffle(theirs)
         assert ours == theirs
         assert mine.getstate() == library.getstate()
+
+
+# --- joint actions and engine-built deals ------------------------------------------------------
+
+
+def sequential(game: Any, state: AnyState, moves: list[Any]) -> AnyState:
+    for move in moves:
+        state = game.apply(state, move)
+    return state
+
+
+def outcome(game: Any, run: Callable[[], AnyState]) -> tuple[object, ...]:
+    """A state's full and public value, or the error's kind, rule, seat and message."""
+    try:
+        state = run()
+    except RuleError as error:
+        return (type(error).__name__, error.rule, error.seat, error.message)
+    return ("state", state, game.public_state(state))
+
+
+@pytest.mark.parametrize(("game_id", "players", "opts"), COMBOS, ids=IDS)
+def test_joint_action_is_the_moves_applied_one_by_one(game_id: str, players: int, opts: dict[str, object]) -> None:
+    """`apply_moves(state, moves)` (a simultaneous turn's joint action at once, 6 nimmt! T-3.1/T-3.2)
+    gives the state `apply` gives move by move, over random games of every option combination, both
+    for the owed seats' moves and for spoilt ones (a card not held, a seat twice, a seat missing, a
+    move of the wrong kind, a seat that is not at the table): the same error, rule id and seat."""
+    game = get_game(game_id)
+    rng = random.Random(players * 11 + len(opts))
+    for state in random_states(game_id, players, opts, seed=players * 5 + sum(map(bool, opts.values()))):
+        expected = game.expected(state)
+        moves = [rng.choice(game.legal_moves(state, seat)) for seat in expected.seats]
+        joint = game.apply_moves(state, moves)
+        assert joint == sequential(game, state, moves)
+        assert game.public_state(joint) == game.public_state(sequential(game, state, moves))
+        assert game.expected(joint) == game.expected(cold(joint))
+        if game_id != "take6" or len(moves) < 2:
+            continue
+        first = moves[0]
+        other_seat = moves[1].seat
+        spoilt = [
+            [take6.Play(first.seat, next(c for c in range(1, 105) if c not in state.hands[first.seat])), *moves[1:]],
+            [*moves[:-1], moves[0]],  # a seat twice, the last seat missing
+            moves[:-1],  # a seat missing
+            [*moves[:-1], take6.TakeRow(moves[-1].seat, 0)],
+            [take6.Play(players, first.card), *moves[1:]],
+            [take6.Play(-1, first.card), *moves[1:]],
+            [take6.Play(first.seat, None), *moves[1:]],
+            [*moves, take6.Play(other_seat, moves[1].card)],  # one move too many
+        ]
+        for bad in spoilt:
+            joint_outcome = outcome(game, lambda: game.apply_moves(state, bad))  # noqa: B023
+            assert joint_outcome == outcome(game, lambda: sequential(game, state, bad))  # noqa: B023
+
+
+def test_joint_action_error_names_the_seat_and_rule() -> None:
+    """T-3.1: a joint action with a card its seat does not hold is refused for that seat."""
+    game = take6.TAKE6
+    start = game.new_game(4, take6.Take6Options())
+    state = game.start_round(start, shuffled_deal(game, start, random.Random(5)))
+    moves = [game.legal_moves(state, seat)[0] for seat in range(4)]
+    foreign = state.hands[3][0]  # seat 3's card, played by seat 2
+    with pytest.raises(IllegalMove) as refused:
+        game.apply_moves(state, [*moves[:2], take6.Play(2, foreign), moves[3]])
+    assert refused.value.rule == "T-3.1" and refused.value.seat == 2
+    assert f"card {foreign} is in seat 3's hand" in str(refused.value) or "not in seat 2's hand" in str(refused.value)
+    with pytest.raises(IllegalMove) as twice:
+        game.apply_moves(state, [moves[0], moves[0], moves[2], moves[3]])
+    assert twice.value.rule == "T-3.1" and twice.value.seat == 0 and "already chosen" in twice.value.message
+
+
+@pytest.mark.parametrize(("game_id", "players", "opts"), COMBOS, ids=IDS)
+def test_engine_built_deal_is_the_deal_of_the_shuffled_cards(
+    game_id: str, players: int, opts: dict[str, object]
+) -> None:
+    """`deal_shuffled` (6 nimmt!: built from the numbers, unchecked) is `deal_from_cards` of the
+    layout's deck shuffled by the same generator, which ends in the same state."""
+    game = get_game(game_id)
+    state = game.new_game(players, game.options_from_json(opts))
+    for seed in range(15):
+        dealer = seed % players
+        ours, theirs = random.Random(seed), random.Random(seed)
+        cards: list[str | None] = list(game.layout(state, dealer).deck)
+        theirs.shuffle(cards)
+        deal = game.deal_shuffled(state, dealer, ours)
+        assert deal == game.deal_from_cards(state, dealer, cards)
+        assert ours.getstate() == theirs.getstate()
+        assert game.start_round(state, deal) == game.start_round(state, game.deal_from_cards(state, dealer, cards))
 
 
 # --- determinize -------------------------------------------------------------------------------

@@ -148,8 +148,7 @@ def playout(game: AnyGame, searcher: Searcher, world: Any, move: Any, seat: int,
             break
         # a simultaneous choice is made by every seat on the same state (no one sees another's)
         moves = [searcher.policy(state, other, rng) for other in expected.seats]
-        for chosen in moves:
-            state = game.apply(state, chosen)
+        state = game.apply_moves(state, moves)
     return searcher.utility(state, seat)
 
 
