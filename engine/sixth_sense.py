@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from operator import itemgetter
 from typing import TypeVar
 
@@ -534,7 +535,12 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             trick = r.trick
             playable = hand
             if trick:
-                colour = required_colour(trick)
+                for play in trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
+                    if play.block is not None:
+                        colour = required_colour(trick)
+                        break
+                else:
+                    colour = trick[0].card.colour
                 if colour is not None:  # S-4.2: follow the led colour if possible
                     following = tuple(filter(_IS_COLOUR[colour], hand))
                     if following:
@@ -544,12 +550,15 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                     return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
                 return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
             plain = _PLAIN_BY_SEAT[seat]
-            can_block = bool(trick) and all(p.block is None for p in trick)
+            if not trick or _BLOCK_CARDS.isdisjoint(playable) or any(p.block is not None for p in trick):
+                return tuple(chain.from_iterable(map(plain.__getitem__, playable)))  # no block possible
+            blocks = _BLOCKS_BY_SEAT[seat]
             found: list[Move] = []
             for card in playable:
                 found.extend(plain[card])
-                if can_block and card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
-                    found.extend(_block_play(seat, card, p.card) for p in trick)
+                if card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
+                    by_target = blocks[card]
+                    found.extend([by_target[p.card] for p in trick])
             return tuple(found)
         if kind == "predict":
             return lookup_all(_PREDICTS[seat], hand)
@@ -579,7 +588,14 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
-        colour = required_colour(trick) if trick else None
+        colour = None
+        if trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
+            for play in trick:
+                if play.block is not None:
+                    colour = required_colour(trick)
+                    break
+            else:
+                colour = trick[0].card.colour
         block = move.block
         if block is not None:
             if card.value != BLOCK:
@@ -621,7 +637,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 ),
                 state.over,
                 # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
-                _PLAY_EXPECTED[(r.leader + len(trick)) % n] if any(sizes) else None,
+                _PLAY_EXPECTED[(r.leader + len(trick)) % n] if sizes[seat] or any(sizes) else None,
             )
         return self._finish_trick(state, r, tuple(new_hands), tuple(sizes), trick, voids, (*r.played, card))
 
@@ -756,12 +772,13 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             over = state.rounds_started >= ROUNDS[state.players]  # S-2.2
         else:
             over = max(totals) >= target  # S-8.2
-        return replace(
-            state,
-            round=replace(r, points=points),
-            totals=totals,
-            round_points=(*state.round_points, points),
-            over=over,
+        scored = _new_round(
+            r.dealer, r.hands, r.hand_sizes, r.trump, r.predicted, r.predictions, r.leader, r.trick,
+            r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, points,
+        )
+        return _new_state(
+            state.players, state.options, state.rounds_started, state.first_dealer, totals,
+            (*state.round_points, points), scored, over, _EXPECT_OVER if over else _EXPECT_DEAL,  # S-7.4, S-7.1
         )
 
     def reveal(self, state: SixthSenseState, cards: Sequence[str]) -> SixthSenseState:
@@ -933,15 +950,11 @@ _SINGLE_PLAYS: tuple[dict[Card, Play], ...] = tuple(
     {card: plays[0] for card, plays in by_card.items() if len(plays) == 1} for by_card in _PLAIN_BY_SEAT
 )
 _SPECIAL_CARDS = frozenset(card for card in _INTERNED.values() if card.value in (BLOCK, SIX_NINE))
-_BLOCK_PLAYS: dict[tuple[int, Card, Card], Play] = {}
-
-
-def _block_play(seat: int, card: Card, target: Card) -> Play:
-    """S-6.1: `card` (a 0) played to block `target`; made once per combination."""
-    play = _BLOCK_PLAYS.get((seat, card, target))
-    if play is None:
-        play = _BLOCK_PLAYS[seat, card, target] = Play(seat, card, None, target)
-    return play
+# S-6.1: each seat's play of each 0 blocking each card.
+_BLOCKS_BY_SEAT: tuple[dict[Card, dict[Card, Play]], ...] = tuple(
+    {card: {target: Play(seat, card, None, target) for target in _INTERNED.values()} for card in _BLOCK_CARDS}
+    for seat in range(6)
+)
 
 
 def _plain_plays(seat: int, card: Card) -> tuple[Play, ...]:
