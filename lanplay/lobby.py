@@ -70,6 +70,7 @@ from protocol.plan import (
     commitment_from_json,
     opening_from_json,
 )
+from protocol.session import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,15 @@ class TableInfo:
     game: str
     seats: int
     taken: int
+
+
+def version_mismatch(theirs: object) -> str:
+    """Why a table and a joiner of different table protocol versions cannot play together."""
+    shown_theirs = shown(str(theirs), 20) if theirs is not None else "none"
+    return (
+        f"the table protocol versions differ: this table speaks {PROTOCOL_VERSION}, the joiner {shown_theirs}; "
+        "install the same lanplay on every laptop"
+    )
 
 
 async def fetch_table_info(host: str, port: int) -> TableInfo:
@@ -297,6 +307,10 @@ class LobbyHost:
             except ProtocolError as exc:
                 await _send(ws, cipher, {"error": exc.message})
                 raise LobbyError(exc.message) from None
+            if join.get("protocol") != PROTOCOL_VERSION:  # its seats would read our honest passes as faults
+                why = version_mismatch(join.get("protocol"))
+                await _send(ws, cipher, {"error": why})
+                raise LobbyError(why)
             if key in self._barred:  # no fresh draw for a seat that withheld its part of the last one (P-3.2)
                 why = f"this identity is barred from this lobby: {self._barred[key]}"
                 await _send(ws, cipher, {"error": why})
@@ -518,7 +532,7 @@ async def join_lobby(
                 f"the host at {host}:{port} proved key {host_identity.fingerprint}, but its advert names "
                 f"{host_fingerprint}: refusing it"
             )
-        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]], "protocol": PROTOCOL_VERSION}
         if runs_on is not None:
             join["bot"] = runs_on
         await _send(ws, cipher, {"join": join})

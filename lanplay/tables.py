@@ -239,6 +239,11 @@ async def join_table(
                 wanted = f"table {table_id}" if table_id else f"table of {game}" if game else "table"
                 raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
                                  f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
+            if advert.protocol_version != PROTOCOL_VERSION:  # only a table asked for by id gets here
+                raise LobbyError(
+                    f"table {advert.table_id} speaks table protocol version {advert.protocol_version}, this lanplay "
+                    f"speaks {PROTOCOL_VERSION}: install the same lanplay on every laptop"
+                )
             host, port, lobby_id = advert.address, advert.port, advert.table_id
             pinned: str | None = advert.host_fingerprint  # I7: the host must prove the key its advert names
             wanted_game: str | None = advert.game

@@ -99,7 +99,12 @@ class PlayMixin(SessionCore):
         if step > rd.step:
             return False
         if step < rd.step:
-            raise CheatDetected("P-5.1", f"a move for step {step}, which is past (now {rd.step})", seat)
+            # I1: not the mover's fault by itself. Where this seat's own earlier step was taken by
+            # another seat's move, the mover built on another history: an equivocating seat sent two
+            # versions of an earlier move (a trick won by another seat, another leader), and gossip
+            # brings the other version and with it the proof. A seat that signs a second move for a
+            # step it already took gains nothing: the step is gone at every seat.
+            raise _Ignored("P-5.1", f"seat {seat}'s move for step {step}, which is past here (now {rd.step}): ignored")
         if self.game.expected(self.state).phase == "reveal":
             # The mover saw the late table card open before moving (S-8.3); this peer has not yet
             # had every seat's key for it. Compared now, the hashes would differ on an honest move.
