@@ -23,9 +23,11 @@ import pytest
 from test_redteam_equiv import STEP, SlowHuman, run_table
 
 import protocol.signed as signed_module
+from lanplay.mesh import MAX_PAYLOAD, Mesh, MeshError
 from protocol.identity import PublicIdentity
-from protocol.signed import SignedMessage, sign_message
-from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
+from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy, table_id
+from protocol.testing import test_identity as identity_for
 
 
 class Deliberate(SlowHuman):
@@ -164,3 +166,61 @@ def test_a_pending_blame_is_not_checked_again_on_every_duplicate(monkeypatch: py
         h.sessions[1].receive(2, _respelt(first), h.now)
     assert h.sessions[1].stage != "ended"  # still pending: the duplicates changed nothing
     assert checks[0] / 10 <= 50, f"{checks[0] / 10:.0f} signature checks per duplicate"
+
+
+# --- 3: a peer's near-limit message inside an honest seat's stop makes that stop too big to send ----------
+
+
+class PaddedClaim(Strategy):
+    """A timeout claim against the next honest seat for a step nobody owes, padded with a field nobody
+    reads (`_on_timeout` reads `seat` and `step`) to just under the size a peer reads (256 KiB). Every
+    honest seat holds it for twice the limit, then stops (`clocks._judge_claims`) with the claim as its
+    evidence: a `stop` message larger than any peer reads."""
+
+    name = "padded-claim"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        body: dict[str, object] = {"seat": ctx.victim(), "step": "0/seed/0/nothing owed", "what": "x", "pad": ""}
+        probe = sign_message(ctx.identity, ctx.settings.table, 0, 0, "0" * 64, "timeout", body)
+        body["pad"] = "a" * (MAX_PAYLOAD - 256 - len(probe.to_wire()))
+        ctx.publish("timeout", body)
+
+
+# BREAK (I3 at the runner; I2's "showing both signed claims"): seat 2 publishes a padded timeout claim (about
+# 262,000 bytes, readable: under 256 KiB). After twice the limit honest seats 0 and 1 each stop from
+# `_tick` (`clocks._judge_claims` -> `_stop`) and sign a `stop` of 262,413 bytes, its evidence the whole claim.
+# No peer reads it (`SignedMessage.from_wire` caps at MAX_MESSAGE_BYTES), and in lanplay `Mesh.broadcast`
+# raises MeshError (`_check_payload`) out of `TableRunner._tick`, hence out of `TableRunner.run()`: the
+# command dies with a traceback before `_finish` writes "done"; on the next start `resume_table` replays the
+# journal, `_restore` returns the same oversized stop among the messages to resend, and `run()` raises again
+# (only ResumeFailed is caught), so every command that resumes first fails until the journal is deleted by
+# hand (finding 5's shape). The same holds for `_judge_pending_blames` (a padded pending blame) and for a
+# blame whose evidence is a near-limit message of the accused, or an audit blame carrying the accused's padded
+# moves (`audit._audited_messages`): readable inputs in, an unsendable message out. Nobody is wrongly blamed.
+# Repro: .venv/bin/pytest tests/test_redteam3.py -k too_big
+@pytest.mark.xfail(strict=True, reason="I3: an honest seat's stop carries a peer's near-limit claim whole and "
+                   "exceeds the size every peer reads; lanplay's Mesh.broadcast raises out of TableRunner.run")
+def test_an_honest_seat_never_signs_a_message_too_big_for_its_peers() -> None:
+    h = Harness("sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: PaddedClaim()},
+                catch=True, faults=Faults(gossip_delay=0.05), record_deliveries=True)
+    h.run(max_deliveries=60_000, tick_every=TICK, max_time=400, max_idle_ticks=800)
+    assert h.attackers[2].applied > 0
+    assert [s.stage for s in h.sessions[:2]] == ["ended", "ended"]  # they stopped, convicting nobody
+    assert h.log is not None
+    too_big = [(d.sender, len(d.data)) for d in h.log if d.sender != 2 and len(d.data) > MAX_MESSAGE_BYTES]
+    assert not too_big, f"honest seats signed messages no peer reads: {too_big[:4]}"
+
+
+def test_lanplay_cannot_send_a_message_over_the_limit() -> None:
+    """What the test above costs in lanplay: the mesh refuses to queue such a message, by raising."""
+    identity = identity_for(3, 0)
+    mesh = Mesh(identity, table_id(3), [identity_for(3, 1).peer_id], lambda *_: None, lambda *_: None)
+    with pytest.raises(MeshError):
+        mesh.broadcast(b"x" * (MAX_MESSAGE_BYTES + 300))
