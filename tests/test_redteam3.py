@@ -26,6 +26,7 @@ import protocol.signed as signed_module
 from lanplay.mesh import MAX_PAYLOAD, Mesh, MeshError
 from protocol.identity import PublicIdentity
 from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
+from protocol.table._state import MAX_ROUND_MESSAGES
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy, table_id
 from protocol.testing import test_identity as identity_for
 
@@ -224,3 +225,61 @@ def test_lanplay_cannot_send_a_message_over_the_limit() -> None:
     mesh = Mesh(identity, table_id(3), [identity_for(3, 1).peer_id], lambda *_: None, lambda *_: None)
     with pytest.raises(MeshError):
         mesh.broadcast(b"x" * (MAX_MESSAGE_BYTES + 300))
+
+
+# --- 4: one honest seat made to refuse a message the others accept; the others' clocks frame it -----------
+
+
+class CapThenClaim(Strategy):
+    """Before its first `kind` message this seat sends the victim alone messages far ahead in its chain:
+    17 of 240 KB fill the victim's held-message cap (4 MiB), then tiny ones, each counted against this
+    seat's per-round quota (`inbox._hold` counts before it checks the held cap) and refused, until the
+    count cap (2000) is reached. The victim then refuses the real message (`inbox._count` raises after
+    `ChainTracker.accept` took it, so no later copy is ever handled either); every other seat accepts it.
+    They move on to an automatic step the victim owes (6 nimmt!'s reveal) and claim it; this seat claims
+    it too."""
+
+    name = "cap-then-claim"
+
+    def __init__(self, victim: int, kind: str = "commit") -> None:
+        self.victim = victim
+        self.kind = kind
+        self.flooded = False
+        self.claimed = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.flooded or msg.kind != self.kind:
+            return
+        self.flooded = True
+        ctx.applied += 1
+        view = ctx._view(ctx.settings.table, self.victim)
+        for i in range(MAX_ROUND_MESSAGES):
+            body = {"step": 0, "fill": "ef" * 120_000 if i < 17 else ""}
+            seq = view.seq + 1000 + i  # far past the gap: held, or refused over the held cap, but counted
+            junk = sign_message(ctx.identity, ctx.settings.table, msg.round, seq, view.head, "move", body)
+            ctx.raw(self.victim, junk.to_wire())
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        if msg.kind == "timeout" and msg.body.get("seat") == self.victim and not self.claimed:
+            self.claimed = True
+            ctx.applied += 1
+            ctx.publish("timeout", {"seat": self.victim, "step": msg.body.get("step"), "what": "a step"})
+        return True
+
+
+# BREAK (I1, I2, I4): seat 2 exhausts its own per-round quota at honest seat 0 only (messages that seat 0
+# refuses still count, `inbox._hold`), then commits its 6 nimmt! card: seat 0 refuses the commit (`_count`
+# raises after `tracker.accept`, so gossip copies are duplicates and it is lost there for good), seat 1
+# accepts it, reveals, and waits for seat 0's reveal (automatic, 20 s). Seat 1 claims seat 0, seat 2 claims
+# it too: seat 1 convicts honest seat 0 (P-5.3, "reveal the chosen card"). Seat 0 never reads those claims:
+# seat 1's `timeout` and `blame` are queued behind seat 1's reveal, which waits for the commit seat 0 lost
+# (meta kinds go in chain order). With a turn limit seat 0 claims seat 2 at 60 s and stops at 120 s; with
+# none (lanplay's runner) it waits for seat 2 forever (I4). Seat wrongly blamed: 0, at seat 1.
+# Repro: .venv/bin/pytest tests/test_redteam3.py -k refused_at_one_seat
+@pytest.mark.xfail(strict=True, reason="I1/I2/I4: a quota exhausted at one seat only makes it refuse a commit "
+                   "the others accept; their reveal clocks convict it")
+@pytest.mark.parametrize("turn", [3 * STEP, None])
+def test_a_message_refused_at_one_seat_only_does_not_convict_it(turn: float | None) -> None:
+    table = run_table("take6", 3, {}, 0, {2: CapThenClaim(victim=0)}, turn_timeout=turn)
+    assert table.applied > 0
+    assert not any(v.invariant in ("I1", "I2", "I4") for v in table.violations), table.report()
