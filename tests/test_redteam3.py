@@ -24,10 +24,22 @@ from test_redteam_equiv import STEP, SlowHuman, run_table
 
 import protocol.signed as signed_module
 from lanplay.mesh import MAX_PAYLOAD, Mesh, MeshError
+from protocol.errors import ProtocolError
 from protocol.identity import PublicIdentity
 from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
 from protocol.table._state import MAX_ROUND_MESSAGES
-from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy, table_id
+from protocol.testing import (
+    KEEP,
+    TICK,
+    AttackContext,
+    Emit,
+    EquivocateValidMove,
+    Faults,
+    Harness,
+    Strategy,
+    shadow_messages,
+    table_id,
+)
 from protocol.testing import test_identity as identity_for
 
 
@@ -283,3 +295,80 @@ def test_a_message_refused_at_one_seat_only_does_not_convict_it(turn: float | No
     table = run_table("take6", 3, {}, 0, {2: CapThenClaim(victim=0)}, turn_timeout=turn)
     assert table.applied > 0
     assert not any(v.invariant in ("I1", "I2", "I4") for v in table.violations), table.report()
+
+
+# --- Attacks the code withstands (each asserts the invariants on a table where it fired) ------------------
+
+
+class EquivocateAheadOfGap(EquivocateValidMove):
+    """Two valid moves for one step, one per half of the table, each arriving before the message that
+    precedes it in this seat's chain (every other message of this seat comes 1 s late): each honest seat
+    holds its version out of order, and `inbox._hold` keeps the first version held at a seq and drops any
+    other silently, so the gossiped other version can meet a held one and vanish. It does not hide the
+    fork: a seat forwards its version only once it has accepted it, and then the other version, coming
+    later, meets an accepted one (`ChainTracker.accept`: EquivocationDetected)."""
+
+    name = "equivocate-ahead-of-gap"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        alt = ctx.shared.get("_alt_move")
+        if msg.kind == "move" and alt is not None and msg.body.get("step") == alt[0]:
+            return super().outgoing(ctx, to, msg, occurrence)
+        return (Emit(delay=1.0),)
+
+
+@pytest.mark.parametrize(("game", "players", "options"), [("sixth-sense", 3, {}), ("sixes", 5, {"chips": 1})])
+@pytest.mark.parametrize("first", [True, False])
+def test_a_fork_sent_ahead_of_its_gap_still_convicts_the_equivocator(
+    game: str, players: int, options: dict[str, object], first: bool
+) -> None:
+    seat = 0 if first else players - 1
+    table = run_table(game, players, options, 1, {seat: EquivocateAheadOfGap()})
+    assert table.applied > 0
+    assert not table.violations, table.report()
+    assert all((b := table.harness.blames(s)) and b[0].seat == seat for s in range(players) if s != seat)
+
+
+class ForgedForkBlame(Strategy):
+    """A blame of the next honest seat whose evidence is everything a seat could gather against it: an
+    "equivocation" made of its real message here and its message at the same seq of an earlier table of
+    the same players (a real signature, both), its messages of that table, and another honest seat's
+    messages of this table. Nothing of it proves anything here (`verify_equivocation` wants one table;
+    `_evidence_verdict` skips other tables and other authors), so every honest seat stops, convicting nobody."""
+
+    name = "forged-fork-blame"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        victim = ctx.victim()
+        victim_id = ctx.settings.seats[victim].peer_id
+        here = [m for m in ctx.received if m.author == victim_id and not m.kind.startswith("p.")]
+        earlier = [m for d in shadow_messages(ctx) if (m := _decoded(d.data)) is not None and m.author == victim_id]
+        pairs = [(a, b) for a in here for b in earlier if a.seq == b.seq and not b.kind.startswith("p.")]
+        if not pairs:
+            return
+        self.done = True
+        ctx.applied += 1
+        third = [m.to_json() for m in ctx.received if m.author not in (victim_id, ctx.identity.peer_id)][:10]
+        fork = {"first": pairs[0][0].to_json(), "second": pairs[0][1].to_json()}
+        evidence = [fork, *(m.to_json() for m in earlier[:10]), *third]
+        ctx.publish("blame", {"seat": victim, "rule": "P-1.3", "message": "two versions", "evidence": evidence})
+
+
+def _decoded(data: bytes) -> SignedMessage | None:
+    try:
+        return SignedMessage.from_wire(data)
+    except ProtocolError:
+        return None
+
+
+@pytest.mark.parametrize(("game", "players"), [("sixth-sense", 3), ("take6", 4)])
+def test_a_fork_made_of_two_tables_convicts_nobody(game: str, players: int) -> None:
+    table = run_table(game, players, {}, 2, {1: ForgedForkBlame()})
+    assert table.applied > 0
+    assert not table.violations, table.report()
+    assert not any(b.seat != 1 for s in range(players) if s != 1 for b in table.harness.blames(s)), table.report()
