@@ -372,3 +372,29 @@ def test_a_fork_made_of_two_tables_convicts_nobody(game: str, players: int) -> N
     assert table.applied > 0
     assert not table.violations, table.report()
     assert not any(b.seat != 1 for s in range(players) if s != 1 for b in table.harness.blames(s)), table.report()
+
+
+# --- 5: the per-round quota's own bookkeeping grows without bound -------------------------------------------
+
+
+# BREAK (I6): `inbox._count` keys its per-author usage by the round a message names, and `inbox._hold` counts
+# a message before it checks the held cap. Once seat 2's held messages fill their cap (17 of 240 KB), every
+# further message of seat 2 signed for another round number and far ahead in its chain is refused, yet leaves
+# a `usage[(2, round)]` entry behind: one entry per message, for ever (3,000 messages: 3,000 entries; a
+# peer sending for an evening grows the honest seat's heap without limit). Nobody is blamed.
+# Repro: .venv/bin/pytest tests/test_redteam3.py -k quota_bookkeeping
+@pytest.mark.xfail(strict=True, reason="I6: refused out-of-order messages for new round numbers each leave a "
+                   "usage entry behind (inbox._hold counts before the held cap; inbox._count keys by round)")
+def test_refused_messages_leave_no_quota_bookkeeping_behind() -> None:
+    h = Harness("sixes", 3, {"chips": 1}, seed=4)
+    h.run(until=lambda x: all(s.stage == "play" for s in x.sessions), max_deliveries=100_000)
+    session, cheater = h.sessions[0], h.identities[2]
+    head, seq = session.tracker.head(cheater.peer_id), session.tracker.next_seq(cheater.peer_id)
+    for i in range(17):  # the held cap (4 MiB) filled, as any reordering peer may
+        junk = sign_message(cheater, h.settings.table, 0, seq + 10 + i, head, "move", {"fill": "ab" * 120_000})
+        session.receive(2, junk.to_wire(), h.now)
+    for i in range(3000):
+        junk = sign_message(cheater, h.settings.table, 1000 + i, seq + 5000 + i, head, "move", {})
+        session.receive(2, junk.to_wire(), h.now)
+    assert session.stage == "play"  # nothing was blamed or stopped
+    assert len(session.usage) <= 100, f"{len(session.usage)} quota entries kept for refused messages"
