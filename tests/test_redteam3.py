@@ -9,8 +9,8 @@ own clock (`clocks._owed_past_limit`, finding J's fix); the evidence an audit bl
 Each test is an attack by a modified client at one or two seats, the real `TableSession` everywhere
 else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 honest seats
 agree, I3 nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an
-invariant on main is a strict xfail: the comment above it says what breaks, where, and the seat
-wrongly blamed; the lead removes the mark after the fix. An attack the code withstands is a plain
+invariant was a strict xfail until it was fixed: the comment above it says what broke, where, and the seat
+wrongly blamed, and the fix. An attack the code withstands is a plain
 test that asserts the invariants on a table where the attack fired (`applied > 0`).
 """
 
@@ -88,7 +88,8 @@ DELAYED_DEAL = [
 ]
 
 
-# BREAK (I1, I2): the victim, seat 0, is honest: by its own clock it decides after 45 s of a 60 s turn limit.
+# Fixed: other seats allow a person the step limit on top of the turn limit (`clocks._others_turn_limit`).
+# BROKE, FIXED (I1, I2): the victim, seat 0, is honest: by its own clock it decides after 45 s of a 60 s turn limit.
 # Seat 2 (last seat) delays its private hand keys to seat 0 by 19 s (under the step limit, so seat 0 never
 # claims it). Every other honest seat was dealt 19 s earlier, so its clock for seat 0's first decision runs
 # out at 60 s while seat 0's own says 41 s: it claims, seat 2 claims too, and `clocks._judge_claims` convicts
@@ -98,8 +99,6 @@ DELAYED_DEAL = [
 # seat 0; seat 0: Stopped. The same limit measured from two different starts, where only one start is
 # public. Needs a table with `turn_timeout` (the harness's run_adversarial sets 60 s; lanplay's runner None).
 # Repro: .venv/bin/pytest tests/test_redteam3.py -k delayed_deal
-@pytest.mark.xfail(strict=True, reason="I1/I2: private keys delayed under the step limit get a deliberate human "
-                   "convicted at the other seats while it stops (clocks._owed_past_limit)")
 @pytest.mark.parametrize(("game", "players"), DELAYED_DEAL)
 def test_a_delayed_deal_does_not_convict_a_human_within_its_turn_limit(game: str, players: int) -> None:
     table = run_table(game, players, {}, 0, {players - 1: DelayKeysThenClaim(victim=0)}, factories={0: Deliberate})
@@ -152,14 +151,13 @@ def _respelt(msg: SignedMessage) -> bytes:
     return json.dumps(json.loads(msg.to_wire()), indent=1).encode()
 
 
-# BREAK (I6, CPU; and I4 in wall time): honest seat 1 holds seat 2's blame pending (its evidence rests on a
+# Fixed: a copy of a chained message is not checked again (`ChainTracker.holds`).
+# BROKE, FIXED (I6, CPU; and I4 in wall time): honest seat 1 holds seat 2's blame pending (its evidence rests on a
 # `secrets` message, `blame._audit_pending`); every input that reaches `_pump` — here a respelt duplicate of a
 # message seat 2 already sent, which costs seat 2 nothing and is not counted against any cap — re-runs
 # `_evidence_verdict` over the whole evidence: about 1,000 Ed25519 checks (0.2 s of CPU here) per 1 KB
 # duplicate, for up to twice the limit. Nobody is blamed; an honest laptop is pinned while it lasts.
 # Repro: .venv/bin/pytest tests/test_redteam3.py -k pending_blame
-@pytest.mark.xfail(strict=True, reason="I6: a pending blame's evidence is re-verified on every pump "
-                   "(blame._on_blame returns False), so a free duplicate costs ~1,000 signature checks")
 def test_a_pending_blame_is_not_checked_again_on_every_duplicate(monkeypatch: pytest.MonkeyPatch) -> None:
     attack = HeavyPendingBlame()
     h = Harness("sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
@@ -206,7 +204,9 @@ class PaddedClaim(Strategy):
         ctx.publish("timeout", body)
 
 
-# BREAK (I3 at the runner; I2's "showing both signed claims"): seat 2 publishes a padded timeout claim (about
+# Fixed: claims have exactly their fields, small kinds are capped, own blames and stops quote only the
+# evidence that fits (`_round.fitting_evidence`), and the runner logs a message the mesh refuses.
+# BROKE, FIXED (I3 at the runner; I2's "showing both signed claims"): seat 2 publishes a padded timeout claim (about
 # 262,000 bytes, readable: under 256 KiB). After twice the limit honest seats 0 and 1 each stop from
 # `_tick` (`clocks._judge_claims` -> `_stop`) and sign a `stop` of 262,413 bytes, its evidence the whole claim.
 # No peer reads it (`SignedMessage.from_wire` caps at MAX_MESSAGE_BYTES), and in lanplay `Mesh.broadcast`
@@ -218,8 +218,6 @@ class PaddedClaim(Strategy):
 # blame whose evidence is a near-limit message of the accused, or an audit blame carrying the accused's padded
 # moves (`audit._audited_messages`): readable inputs in, an unsendable message out. Nobody is wrongly blamed.
 # Repro: .venv/bin/pytest tests/test_redteam3.py -k too_big
-@pytest.mark.xfail(strict=True, reason="I3: an honest seat's stop carries a peer's near-limit claim whole and "
-                   "exceeds the size every peer reads; lanplay's Mesh.broadcast raises out of TableRunner.run")
 def test_an_honest_seat_never_signs_a_message_too_big_for_its_peers() -> None:
     h = Harness("sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: PaddedClaim()},
                 catch=True, faults=Faults(gossip_delay=0.05), record_deliveries=True)
@@ -279,7 +277,8 @@ class CapThenClaim(Strategy):
         return True
 
 
-# BREAK (I1, I2, I4): seat 2 exhausts its own per-round quota at honest seat 0 only (messages that seat 0
+# Fixed: only messages taken into the chain in order are charged, checked before chaining (`inbox._charge`).
+# BROKE, FIXED (I1, I2, I4): seat 2 exhausts its own per-round quota at honest seat 0 only (messages that seat 0
 # refuses still count, `inbox._hold`), then commits its 6 nimmt! card: seat 0 refuses the commit (`_count`
 # raises after `tracker.accept`, so gossip copies are duplicates and it is lost there for good), seat 1
 # accepts it, reveals, and waits for seat 0's reveal (automatic, 20 s). Seat 1 claims seat 0, seat 2 claims
@@ -288,8 +287,6 @@ class CapThenClaim(Strategy):
 # (meta kinds go in chain order). With a turn limit seat 0 claims seat 2 at 60 s and stops at 120 s; with
 # none (lanplay's runner) it waits for seat 2 forever (I4). Seat wrongly blamed: 0, at seat 1.
 # Repro: .venv/bin/pytest tests/test_redteam3.py -k refused_at_one_seat
-@pytest.mark.xfail(strict=True, reason="I1/I2/I4: a quota exhausted at one seat only makes it refuse a commit "
-                   "the others accept; their reveal clocks convict it")
 @pytest.mark.parametrize("turn", [3 * STEP, None])
 def test_a_message_refused_at_one_seat_only_does_not_convict_it(turn: float | None) -> None:
     table = run_table("take6", 3, {}, 0, {2: CapThenClaim(victim=0)}, turn_timeout=turn)
@@ -377,14 +374,13 @@ def test_a_fork_made_of_two_tables_convicts_nobody(game: str, players: int) -> N
 # --- 5: the per-round quota's own bookkeeping grows without bound -------------------------------------------
 
 
-# BREAK (I6): `inbox._count` keys its per-author usage by the round a message names, and `inbox._hold` counts
+# Fixed: held messages are not charged, and a message more than a round ahead is refused (`inbox._check_round`).
+# BROKE, FIXED (I6): `inbox._count` keys its per-author usage by the round a message names, and `inbox._hold` counts
 # a message before it checks the held cap. Once seat 2's held messages fill their cap (17 of 240 KB), every
 # further message of seat 2 signed for another round number and far ahead in its chain is refused, yet leaves
 # a `usage[(2, round)]` entry behind: one entry per message, for ever (3,000 messages: 3,000 entries; a
 # peer sending for an evening grows the honest seat's heap without limit). Nobody is blamed.
 # Repro: .venv/bin/pytest tests/test_redteam3.py -k quota_bookkeeping
-@pytest.mark.xfail(strict=True, reason="I6: refused out-of-order messages for new round numbers each leave a "
-                   "usage entry behind (inbox._hold counts before the held cap; inbox._count keys by round)")
 def test_refused_messages_leave_no_quota_bookkeeping_behind() -> None:
     h = Harness("sixes", 3, {"chips": 1}, seed=4)
     h.run(until=lambda x: all(s.stage == "play" for s in x.sessions), max_deliveries=100_000)
