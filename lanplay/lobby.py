@@ -166,6 +166,7 @@ class TableInfo:
     game: str
     seats: int
     taken: int
+    protocol: int
 
 
 def version_mismatch(theirs: object) -> str:
@@ -179,7 +180,8 @@ def version_mismatch(theirs: object) -> str:
 
 async def fetch_table_info(host: str, port: int) -> TableInfo:
     """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
-    lanplay lobby answers there."""
+    lanplay lobby answers there, or one of another table protocol version (its seats would read our
+    honest passes as faults: the same check as the advert's `v` on the mDNS path)."""
     head, body = await _http_get(host, port, "/table")
     try:
         raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
@@ -190,7 +192,14 @@ async def fetch_table_info(host: str, port: int) -> TableInfo:
     lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
     if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
         raise LobbyError(f"the table at {host}:{port} describes itself badly")
-    return TableInfo(lobby, game, seats, taken)
+    protocol = raw.get("protocol")
+    if protocol != PROTOCOL_VERSION or not isinstance(protocol, int):
+        theirs = "none (an older lanplay)" if protocol is None else shown(str(protocol), 20)
+        raise LobbyError(
+            f"the table at {host}:{port} speaks table protocol version {theirs}, this lanplay speaks "
+            f"{PROTOCOL_VERSION}: install the same lanplay on every laptop"
+        )
+    return TableInfo(lobby, game, seats, taken, protocol)
 
 
 async def fetch_lobby_id(host: str, port: int) -> str:
@@ -289,7 +298,10 @@ class LobbyHost:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
         if request.path == "/table":
-            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            info = {
+                "lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken),
+                "protocol": PROTOCOL_VERSION,
+            }  # fmt: skip
             return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 

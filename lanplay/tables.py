@@ -17,7 +17,7 @@ from lanplay.lobby import (
     SeatInfo,
     TableFull,
     TablePlan,
-    fetch_lobby_id,
+    fetch_table_info,
     join_lobby,
 )
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
@@ -253,7 +253,7 @@ async def join_table(
             pinned = wanted_game = None  # no advert to pin the host by: the key it proves is taken on first use
         try:
             if address is not None:
-                lobby_id = await fetch_lobby_id(host, port)
+                lobby_id = (await fetch_table_info(host, port)).lobby_id  # checks its table protocol version too
             mesh_port = free_port(interface)
             plan = await join_lobby(
                 identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on,

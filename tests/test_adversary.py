@@ -239,6 +239,11 @@ REPORTED = [
     # already taken. That is no proof against the leader (it built on the other version): ignored,
     # and gossip's second version names seat 1 at both (I1, P-5.1).
     pytest.param("sixth-sense", {}, 2422, {1: "equivocate-valid:move"}, True, id="L-fork-past-step-lead"),
+    # Soak seed 5794: seat 1 committed its prediction in two versions; the seat that peeked at it blamed
+    # the answer that did not open its version, and that blame outran the fork's gossip to the seat
+    # holding the other version: the blame carries the commitment it was checked against (I2, P-4.5).
+    pytest.param("sixth-sense", {"late_trump": True}, 5794, {1: "equivocate:commit"}, True,
+                 id="M-peek-blame-outran-commit-fork"),
     # 4: secrets sent mid-play (to one seat first) instead of the opening move: the seat is named.
     pytest.param("sixes", {"chips": 1}, 54454, {1: "abort-to-one"}, True, id="4-abort-to-one"),
 ]
