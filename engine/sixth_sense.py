@@ -6,8 +6,9 @@ the current round lives in `Round` and stays readable after the round ends (unti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from operator import itemgetter
 from typing import TypeVar
 
@@ -100,6 +101,7 @@ _HAND_ORDER: dict[Card, tuple[int, int]] = {
 _OF_COLOUR: dict[str, frozenset[Card]] = {
     colour: frozenset(card for card in _INTERNED.values() if card.colour == colour) for colour in COLOURS
 }
+_IS_COLOUR = {colour: cards.__contains__ for colour, cards in _OF_COLOUR.items()}
 _BLOCK_CARDS = frozenset(card for card in _INTERNED.values() if card.value == BLOCK)
 
 
@@ -275,15 +277,28 @@ def trick_winner(trick: Sequence[Play], trump: str | None) -> tuple[int | None, 
             reversed_order = not reversed_order
     # One pass over (class, value): trump 2, led colour 1, other 0 (S-4.5). Normal order: the
     # highest wins, the first of equals; reversed (S-6.2): the lowest wins, the last of equals.
+    # The key is class * 16 + value (values are below 16): the order of (class, value) in one int.
     winner = counting[0]
-    best_key = (-1, 0) if not reversed_order else (3, 0)
-    for play in counting:
-        card = play.card
-        colour = card.colour
-        value = card.value if play.as_value is None else play.as_value
-        key = (2 if colour == trump else 1 if colour == led else 0, value)
-        if key > best_key if not reversed_order else key <= best_key:
-            winner, best_key = play, key
+    if not reversed_order:
+        best_key = -16
+        for play in counting:
+            card = play.card
+            colour = card.colour
+            key = (32 if colour == trump else 16 if colour == led else 0) + (
+                card.value if play.as_value is None else play.as_value
+            )
+            if key > best_key:
+                winner, best_key = play, key
+    else:
+        best_key = 48
+        for play in counting:
+            card = play.card
+            colour = card.colour
+            key = (32 if colour == trump else 16 if colour == led else 0) + (
+                card.value if play.as_value is None else play.as_value
+            )
+            if key <= best_key:
+                winner, best_key = play, key
     return winner.seat, counting, led
 
 
@@ -359,9 +374,22 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         return _LAYOUTS[state.players, options.beginner, options.late_trump and not options.beginner]
 
     def deal_from_cards(self, state: SixthSenseState, dealer: int, cards: Sequence[str | None]) -> Deal:
-        layout = self.layout(state, dealer)
+        options = state.options
+        key = state.players, options.beginner, options.late_trump and not options.beginner
+        layout = _LAYOUTS[key]
         if len(cards) != len(layout.deck):
             raise FormatError(f"a deal needs {len(layout.deck)} positions, got {len(cards)}")
+        size = HAND_SIZE[state.players]
+        trump: Card | None = None
+        turned = layout.table or layout.late_table
+        try:  # the common case: every hand known, all read in one pass
+            dealt = tuple(map(_CARDS_BY_CODE.__getitem__, _HAND_POSITIONS[key](cards)))
+            if turned and cards[turned[0]] is not None:
+                trump = Card.parse(cards[turned[0]])
+            hands_known = tuple([dealt[start : start + size] for start in range(0, len(dealt), size)])
+            return _new_deal(dealer, hands_known, _HAND_SIZES[len(layout.hands)], trump)
+        except (KeyError, TypeError):
+            pass  # a hand unknown to this peer (None), or a bad code: hand by hand below
         hands: list[tuple[Card, ...] | None] = []
         for positions in layout.hands:
             codes = [cards[p] for p in positions]
@@ -372,8 +400,6 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 hands.append(tuple(map(_CARDS_BY_CODE.__getitem__, codes)))  # type: ignore[arg-type]
             except (KeyError, TypeError):
                 hands.append(tuple(Card.parse(c) for c in codes))  # raises, naming the bad code
-        trump: Card | None = None
-        turned = layout.table or layout.late_table
         if turned and cards[turned[0]] is not None:
             trump = Card.parse(cards[turned[0]])
         return _new_deal(dealer, tuple(hands), _HAND_SIZES[len(layout.hands)], trump)
@@ -412,21 +438,27 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if len(deal.hands) != n or len(deal.hand_sizes) != n:
             raise IllegalMove("S-2.3", f"{n} players need {n} hands, the deal has {len(deal.hands)}")
         deck = _DECK_SETS[2 if n == 2 else 3]
-        seen: set[Card] = set()
-        for seat, hand in enumerate(deal.hands):
+        hands = deal.hands
+        seen: set[Card] | frozenset[Card] = set()
+        if deal.hand_sizes == _HAND_SIZES[n] and None not in hands:
+            known: tuple[tuple[Card, ...], ...] = hands  # type: ignore[assignment]  # no hand is None
+            dealt = frozenset().union(*known) if tuple(map(len, known)) == _HAND_SIZES[n] else frozenset()
+            if len(dealt) == n * HAND_SIZE[n] and dealt <= deck:
+                seen = dealt  # the common case: every hand known and valid, checked as one set
+        for seat, hand in enumerate(hands if not seen else ()):
             if deal.hand_sizes[seat] != HAND_SIZE[n] or (hand is not None and len(hand) != HAND_SIZE[n]):
                 message = f"with {n} players each hand holds {HAND_SIZE[n]} cards; seat {seat}'s does not"
                 raise IllegalMove("S-2.3", message, seat)
             cards = frozenset(hand or ())
             if len(cards) == len(hand or ()) and cards <= deck and seen.isdisjoint(cards):
-                seen |= cards  # the common case, checked as sets; else card by card for the message
+                seen = seen | cards  # checked as sets; else card by card for the message
                 continue
             for card in hand or ():
                 if card not in deck:
                     raise IllegalMove("S-2.1", f"{card.code} is not in the {n}-player deck", seat)
                 if card in seen:
                     raise IllegalMove("S-2.3", f"{card.code} is dealt twice")
-                seen.add(card)
+                seen = seen | {card}
         if deal.trump is not None:
             if state.options.beginner:
                 raise IllegalMove("S-8.1", "the beginner variant turns no trump card")
@@ -437,7 +469,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         leader = (deal.dealer + 1) % n  # S-2.5
         round_ = _new_round(
             deal.dealer,
-            tuple([_sorted_hand(h) if h is not None else None for h in deal.hands]),
+            tuple([_sorted_hand(h) if h is not None else None for h in hands]),
             deal.hand_sizes,
             deal.trump,
             (False,) * n,
@@ -502,52 +534,47 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if kind == "play":  # the common case first
             trick = r.trick
             playable = hand
-            colour = required_colour(trick)
-            if colour is not None:  # S-4.2: follow the led colour if possible
-                following = tuple(filter(_OF_COLOUR[colour].__contains__, hand))
-                if following:
-                    playable = following
+            if trick:
+                for play in trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
+                    if play.block is not None:
+                        colour = required_colour(trick)
+                        break
+                else:
+                    colour = trick[0].card.colour
+                if colour is not None:  # S-4.2: follow the led colour if possible
+                    following = tuple(filter(_IS_COLOUR[colour], hand))
+                    if following:
+                        playable = following
             if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
                 if len(playable) > 1:
                     return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
                 return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
             plain = _PLAIN_BY_SEAT[seat]
-            can_block = bool(trick) and all(p.block is None for p in trick)
+            if not trick or _BLOCK_CARDS.isdisjoint(playable) or any(p.block is not None for p in trick):
+                return tuple(chain.from_iterable(map(plain.__getitem__, playable)))  # no block possible
+            blocks = _BLOCKS_BY_SEAT[seat]
             found: list[Move] = []
             for card in playable:
                 found.extend(plain[card])
-                if can_block and card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
-                    found.extend(_block_play(seat, card, p.card) for p in trick)
+                if card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
+                    by_target = blocks[card]
+                    found.extend([by_target[p.card] for p in trick])
             return tuple(found)
         if kind == "predict":
             return lookup_all(_PREDICTS[seat], hand)
         return _SPLITS[seat]  # "split"
 
     def apply(self, state: SixthSenseState, move: Move) -> SixthSenseState:
-        r = state.round
         expected = state._expected or self.expected(state)
-        if r is None or expected.phase != "move":
-            rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
-            raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
+        # The hot path of every playout: the seat whose turn it is plays a card (S-4.1). Everything
+        # else, and every move refused before its card is looked at, goes through `_apply_other`.
+        if expected.kind != "play" or not isinstance(move, Play) or move.seat != expected.seats[0]:
+            return self._apply_other(state, expected, move)
+        r: Round = state.round  # type: ignore[assignment]  # a play is owed only in a round
         seat = move.seat
-        n = state.players
-        if not 0 <= seat < n:
-            raise IllegalMove("S-1.3", f"seat {seat} is not at this table", seat)
-        if not isinstance(move, Play):
-            if isinstance(move, Split):
-                if expected.kind != "split" or seat != r.split_owed:
-                    raise IllegalMove("S-6.5", f"seat {seat} has no trick to split now", seat)
-                return self._split(state, r, move)
-            return self._predict(state, r, expected, move)
-        # A card is played (S-4), inline: the hot path of every playout.
         card = move.card
-        if expected.kind != "play":
-            if expected.kind == "predict":
-                raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
-            raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
-        if seat not in expected.seats:
-            raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
-        hand = r.hands[seat]
+        hands = r.hands
+        hand = hands[seat]
         if hand is not None:
             if card not in hand:
                 raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat)
@@ -561,16 +588,24 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
-        colour = required_colour(trick)
-        if move.block is not None:
+        colour = None
+        if trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
+            for play in trick:
+                if play.block is not None:
+                    colour = required_colour(trick)
+                    break
+            else:
+                colour = trick[0].card.colour
+        block = move.block
+        if block is not None:
             if card.value != BLOCK:
                 raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
             if not trick:
                 raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
             if any(p.block is not None for p in trick):
                 raise IllegalMove("S-6.1", "at most one block per trick", seat)
-            if all(p.card != move.block for p in trick):
-                raise IllegalMove("S-6.1", f"{move.block.code} has not been played in this trick", seat)
+            if all(p.card != block for p in trick):
+                raise IllegalMove("S-6.1", f"{block.code} has not been played in this trick", seat)
         voids = r.voids
         if colour is not None and card.colour != colour:  # S-4.2: the seat shows it lacks the led colour
             if hand is not None and not _OF_COLOUR[colour].isdisjoint(hand):
@@ -584,26 +619,50 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
             raise IllegalMove("S-4.2", message, seat)
         # Lists, not tuple slicing.
-        hands = list(r.hands)
+        new_hands = list(hands)
         if hand is not None:
-            index = hand.index(card)
-            hands[seat] = hand[:index] + hand[index + 1 :]
+            new_hand = list(hand)
+            new_hand.remove(card)
+            new_hands[seat] = tuple(new_hand)
         sizes = list(r.hand_sizes)
         sizes[seat] -= 1
         trick += (move,)
+        n = state.players
         if len(trick) < n:
-            after = _new_state(
+            return _new_state(
                 n, state.options, state.rounds_started, state.first_dealer, state.totals, state.round_points,
                 _new_round(
-                    r.dealer, tuple(hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
+                    r.dealer, tuple(new_hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
                     r.trick_winners, r.tricks, r.split_owed, voids, (*r.played, card), r.peeks, r.points,
                 ),
                 state.over,
+                # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
+                _PLAY_EXPECTED[(r.leader + len(trick)) % n] if sizes[seat] or any(sizes) else None,
             )
-            if any(sizes):  # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
-                _remember(after, "_expected", _PLAY_EXPECTED[(r.leader + len(trick)) % n])
-            return after
-        return self._finish_trick(state, r, tuple(hands), tuple(sizes), trick, voids, (*r.played, card))
+        return self._finish_trick(state, r, tuple(new_hands), tuple(sizes), trick, voids, (*r.played, card))
+
+    def _apply_other(self, state: SixthSenseState, expected: Expected, move: Move) -> SixthSenseState:
+        """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
+        r = state.round
+        if r is None or expected.phase != "move":
+            rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
+            raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
+        seat = move.seat
+        n = state.players
+        if not 0 <= seat < n:
+            raise IllegalMove("S-1.3", f"seat {seat} is not at this table", seat)
+        if not isinstance(move, Play):
+            if isinstance(move, Split):
+                if expected.kind != "split" or seat != r.split_owed:
+                    raise IllegalMove("S-6.5", f"seat {seat} has no trick to split now", seat)
+                return self._split(state, r, move)
+            return self._predict(state, r, expected, move)
+        if expected.kind != "play":
+            if expected.kind == "predict":
+                raise IllegalMove("S-3.1", "every player first chooses a prediction card", seat)
+            raise IllegalMove("S-6.5", f"seat {r.split_owed} must first decide whether to split the trick", seat)
+        # `apply` takes the play of the seat whose turn it is itself
+        raise IllegalMove("S-4.1", f"it is seat {expected.seats[0]}'s turn to play, not seat {seat}'s", seat)
 
     def _split(self, state: SixthSenseState, r: Round, move: Split) -> SixthSenseState:
         tricks = _bump(r.tricks, move.seat, 1) if move.split else r.tricks
@@ -680,12 +739,24 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 split_owed = winner
                 break
         tricks = r.tricks
-        return self._after_trick(state, _new_round(
+        after = _new_round(
             r.dealer, hands, sizes, r.trump, r.predicted, r.predictions,
             winner,  # S-4.6
             (), (*r.trick_winners, winner), (*tricks[:winner], tricks[winner] + 1, *tricks[winner + 1 :]),
             split_owed, voids, played, peeks, r.points,
-        ))
+        )
+        # What `expected` would find (a play was owed, so only the split and the cards left differ):
+        # the winner splits its trick or leads the next one (S-6.5, S-4.6); else the round ends.
+        if split_owed is not None:
+            expected = None if state.over else _SPLIT_EXPECTED[winner]
+        elif any(sizes):
+            expected = _PLAY_EXPECTED[winner]
+        else:
+            return self._after_trick(state, after)
+        return _new_state(
+            state.players, state.options, state.rounds_started, state.first_dealer, state.totals,
+            state.round_points, after, state.over, expected,
+        )
 
     def _after_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
         if r.split_owed is not None or r.trick or any(r.hand_sizes):
@@ -701,12 +772,13 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             over = state.rounds_started >= ROUNDS[state.players]  # S-2.2
         else:
             over = max(totals) >= target  # S-8.2
-        return replace(
-            state,
-            round=replace(r, points=points),
-            totals=totals,
-            round_points=(*state.round_points, points),
-            over=over,
+        scored = _new_round(
+            r.dealer, r.hands, r.hand_sizes, r.trump, r.predicted, r.predictions, r.leader, r.trick,
+            r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, points,
+        )
+        return _new_state(
+            state.players, state.options, state.rounds_started, state.first_dealer, totals,
+            (*state.round_points, points), scored, over, _EXPECT_OVER if over else _EXPECT_DEAL,  # S-7.4, S-7.1
         )
 
     def reveal(self, state: SixthSenseState, cards: Sequence[str]) -> SixthSenseState:
@@ -865,9 +937,12 @@ for _players, _size in HAND_SIZE.items():
     _LAYOUTS[_players, True, False] = DealLayout(_deck_codes, _hands)  # S-8.1 beginner: no card is turned
     _LAYOUTS[_players, False, True] = DealLayout(_deck_codes, _hands, late_table=_trump_position)  # S-8.3
     _LAYOUTS[_players, False, False] = DealLayout(_deck_codes, _hands, table=_trump_position)
+# Every hand position of each layout, seat by seat: a deal's hands read in one C-level call.
+_HAND_POSITIONS = {key: itemgetter(*(p for hand in layout.hands for p in hand)) for key, layout in _LAYOUTS.items()}
 _new_round = fast_constructor(Round)
 _new_deal = fast_constructor(Deal)
-_new_state = fast_constructor(SixthSenseState)
+# The fields of a state, then optionally its `_expected` (known at once after most moves).
+_new_state: Callable[..., SixthSenseState] = fast_constructor(SixthSenseState, caches=True)
 
 
 # The play of each card that has one play only (no 6/9 card, no block).
@@ -875,15 +950,11 @@ _SINGLE_PLAYS: tuple[dict[Card, Play], ...] = tuple(
     {card: plays[0] for card, plays in by_card.items() if len(plays) == 1} for by_card in _PLAIN_BY_SEAT
 )
 _SPECIAL_CARDS = frozenset(card for card in _INTERNED.values() if card.value in (BLOCK, SIX_NINE))
-_BLOCK_PLAYS: dict[tuple[int, Card, Card], Play] = {}
-
-
-def _block_play(seat: int, card: Card, target: Card) -> Play:
-    """S-6.1: `card` (a 0) played to block `target`; made once per combination."""
-    play = _BLOCK_PLAYS.get((seat, card, target))
-    if play is None:
-        play = _BLOCK_PLAYS[seat, card, target] = Play(seat, card, None, target)
-    return play
+# S-6.1: each seat's play of each 0 blocking each card.
+_BLOCKS_BY_SEAT: tuple[dict[Card, dict[Card, Play]], ...] = tuple(
+    {card: {target: Play(seat, card, None, target) for target in _INTERNED.values()} for card in _BLOCK_CARDS}
+    for seat in range(6)
+)
 
 
 def _plain_plays(seat: int, card: Card) -> tuple[Play, ...]:

@@ -70,6 +70,7 @@ from protocol.plan import (
     commitment_from_json,
     opening_from_json,
 )
+from protocol.session import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -165,11 +166,22 @@ class TableInfo:
     game: str
     seats: int
     taken: int
+    protocol: int
+
+
+def version_mismatch(theirs: object) -> str:
+    """Why a table and a joiner of different table protocol versions cannot play together."""
+    shown_theirs = shown(str(theirs), 20) if theirs is not None else "none"
+    return (
+        f"the table protocol versions differ: this table speaks {PROTOCOL_VERSION}, the joiner {shown_theirs}; "
+        "install the same lanplay on every laptop"
+    )
 
 
 async def fetch_table_info(host: str, port: int) -> TableInfo:
     """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
-    lanplay lobby answers there."""
+    lanplay lobby answers there, or one of another table protocol version (its seats would read our
+    honest passes as faults: the same check as the advert's `v` on the mDNS path)."""
     head, body = await _http_get(host, port, "/table")
     try:
         raw = decode(body.strip(), 4096) if head.startswith(b"HTTP/1.1 200") else None
@@ -180,7 +192,14 @@ async def fetch_table_info(host: str, port: int) -> TableInfo:
     lobby, game, seats, taken = raw.get("lobby"), raw.get("game"), raw.get("seats"), raw.get("taken")
     if not (isinstance(lobby, str) and isinstance(game, str) and isinstance(seats, int) and isinstance(taken, int)):
         raise LobbyError(f"the table at {host}:{port} describes itself badly")
-    return TableInfo(lobby, game, seats, taken)
+    protocol = raw.get("protocol")
+    if protocol != PROTOCOL_VERSION or not isinstance(protocol, int):
+        theirs = "none (an older lanplay)" if protocol is None else shown(str(protocol), 20)
+        raise LobbyError(
+            f"the table at {host}:{port} speaks table protocol version {theirs}, this lanplay speaks "
+            f"{PROTOCOL_VERSION}: install the same lanplay on every laptop"
+        )
+    return TableInfo(lobby, game, seats, taken, protocol)
 
 
 async def fetch_lobby_id(host: str, port: int) -> str:
@@ -279,7 +298,10 @@ class LobbyHost:
         if request.path == "/lobby-id":
             return connection.respond(HTTPStatus.OK, self.lobby_id + "\n")
         if request.path == "/table":
-            info = {"lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken)}
+            info = {
+                "lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken),
+                "protocol": PROTOCOL_VERSION,
+            }  # fmt: skip
             return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
 
@@ -297,6 +319,10 @@ class LobbyHost:
             except ProtocolError as exc:
                 await _send(ws, cipher, {"error": exc.message})
                 raise LobbyError(exc.message) from None
+            if join.get("protocol") != PROTOCOL_VERSION:  # its seats would read our honest passes as faults
+                why = version_mismatch(join.get("protocol"))
+                await _send(ws, cipher, {"error": why})
+                raise LobbyError(why)
             if key in self._barred:  # no fresh draw for a seat that withheld its part of the last one (P-3.2)
                 why = f"this identity is barred from this lobby: {self._barred[key]}"
                 await _send(ws, cipher, {"error": why})
@@ -518,7 +544,7 @@ async def join_lobby(
                 f"the host at {host}:{port} proved key {host_identity.fingerprint}, but its advert names "
                 f"{host_fingerprint}: refusing it"
             )
-        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]]}
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]], "protocol": PROTOCOL_VERSION}
         if runs_on is not None:
             join["bot"] = runs_on
         await _send(ws, cipher, {"join": join})

@@ -257,10 +257,16 @@ class TableRunner:
             if len(self._forwards) == 1:
                 asyncio.get_running_loop().call_later(FORWARD_DELAY, self._flush_forwards)
             return
-        if output.to is None:
-            mesh.broadcast(output.data)
-        else:
-            mesh.send(self.peer_ids[output.to], output.data)
+        try:
+            if output.to is None:
+                mesh.broadcast(output.data)
+            else:
+                mesh.send(self.peer_ids[output.to], output.data)
+        except MeshError as exc:
+            # I3: the session keeps its own messages small enough (MAX_OWN_EVIDENCE_BYTES); should one
+            # not be, the table goes on without it (the clocks settle what it carried) rather than
+            # the command dying and every resume dying the same way.
+            log.warning("could not send a %d-byte message: %s", len(output.data), exc)
 
     def _flush_forwards(self) -> None:
         forwards, self._forwards = self._forwards, []

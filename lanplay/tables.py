@@ -17,7 +17,7 @@ from lanplay.lobby import (
     SeatInfo,
     TableFull,
     TablePlan,
-    fetch_lobby_id,
+    fetch_table_info,
     join_lobby,
 )
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
@@ -239,6 +239,11 @@ async def join_table(
                 wanted = f"table {table_id}" if table_id else f"table of {game}" if game else "table"
                 raise LobbyError(f"no {wanted} with a free seat found by mDNS on {interface} within "
                                  f"{DISCOVERY_TIMEOUT:g} s") from None  # fmt: skip
+            if advert.protocol_version != PROTOCOL_VERSION:  # only a table asked for by id gets here
+                raise LobbyError(
+                    f"table {advert.table_id} speaks table protocol version {advert.protocol_version}, this lanplay "
+                    f"speaks {PROTOCOL_VERSION}: install the same lanplay on every laptop"
+                )
             host, port, lobby_id = advert.address, advert.port, advert.table_id
             pinned: str | None = advert.host_fingerprint  # I7: the host must prove the key its advert names
             wanted_game: str | None = advert.game
@@ -248,7 +253,7 @@ async def join_table(
             pinned = wanted_game = None  # no advert to pin the host by: the key it proves is taken on first use
         try:
             if address is not None:
-                lobby_id = await fetch_lobby_id(host, port)
+                lobby_id = (await fetch_table_info(host, port)).lobby_id  # checks its table protocol version too
             mesh_port = free_port(interface)
             plan = await join_lobby(
                 identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on,

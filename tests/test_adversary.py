@@ -234,6 +234,16 @@ REPORTED = [
     # secrets (and moves), so the seat whose audit passed finds the fork in it and names seat 0 too.
     pytest.param("sixth-sense", {"late_trump": True, "target": 1}, 20213, {0: "equivocate:secrets"}, True,
                  id="K-audit-blame-outran-fork"),
+    # Soak seed 2422: two valid versions of the move that ends a trick, won by seat 0 in one and by
+    # seat 2 in the other; each led the next trick at step 6, so each got the other's lead for a step
+    # already taken. That is no proof against the leader (it built on the other version): ignored,
+    # and gossip's second version names seat 1 at both (I1, P-5.1).
+    pytest.param("sixth-sense", {}, 2422, {1: "equivocate-valid:move"}, True, id="L-fork-past-step-lead"),
+    # Soak seed 5794: seat 1 committed its prediction in two versions; the seat that peeked at it blamed
+    # the answer that did not open its version, and that blame outran the fork's gossip to the seat
+    # holding the other version: the blame carries the commitment it was checked against (I2, P-4.5).
+    pytest.param("sixth-sense", {"late_trump": True}, 5794, {1: "equivocate:commit"}, True,
+                 id="M-peek-blame-outran-commit-fork"),
     # 4: secrets sent mid-play (to one seat first) instead of the opening move: the seat is named.
     pytest.param("sixes", {"chips": 1}, 54454, {1: "abort-to-one"}, True, id="4-abort-to-one"),
 ]

@@ -315,3 +315,36 @@ def test_advertise_update_and_withdraw_on_loopback() -> None:
                 await raw.async_close()
 
     asyncio.run(scenario())
+
+
+def test_a_table_of_another_protocol_version_is_skipped_or_refused_by_id(tmp_path: Any) -> None:
+    """A table advertised with another table protocol version is never picked for a game search, and
+    `lanplay join TABLE_ID` for it stops before the lobby, naming both versions (a table's seats of
+    different versions would read each other's honest passes as faults)."""
+    from lanplay.lobby import LobbyError
+    from lanplay.runner import BotPlayer
+    from lanplay.tables import find_table, join_table
+    from protocol.identity import Identity
+    from protocol.session import PROTOCOL_VERSION
+
+    old = make_advert(game="take6", options={}, protocol_version=PROTOCOL_VERSION + 1)
+
+    async def scenario() -> tuple[str, str]:
+        advertiser = TableAdvertiser(old, interface=LOOPBACK)
+        await advertiser.start()
+        try:
+            with pytest.raises(TimeoutError):
+                await find_table(LOOPBACK, "take6", None, 1.5, frozenset())
+            with pytest.raises(LobbyError) as refused:
+                await join_table(
+                    identity=Identity.generate(), data_dir=tmp_path, name="Ann", interface=LOOPBACK,
+                    player=BotPlayer("take6", "random"), table_id=old.table_id,
+                )  # fmt: skip
+            found = await find_table(LOOPBACK, None, old.table_id, WAIT)
+            return str(refused.value), found.table_id
+        finally:
+            await advertiser.stop()
+
+    why, found_id = asyncio.run(scenario())
+    assert found_id == old.table_id
+    assert f"speaks table protocol version {PROTOCOL_VERSION + 1}, this lanplay speaks {PROTOCOL_VERSION}" in why, why

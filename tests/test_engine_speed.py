@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -343,3 +343,88 @@ def test_determinize_names_a_bad_assignment(game_id: str) -> None:
     for hands in bad_hands:
         with pytest.raises(FormatError, match="determinize"):
             determinize(view, seat, **{**hidden, "hands": hands})
+
+
+def test_fast_constructor_fills_caches_when_asked() -> None:
+    """With caches=True the init=False fields come last as arguments: a value is built with its
+    cache filled; the cache stays outside equality, and defaults to its default when not given."""
+
+    @dataclass(frozen=True, slots=True)
+    class Counted:
+        x: int
+        _count: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    build = fast_constructor(Counted, caches=True)  # type: ignore[call-arg]
+    filled = build(1, 7)  # type: ignore[call-arg]
+    assert filled == Counted(1) and filled._count == 7 and repr(filled) == repr(Counted(1))
+    assert build(2)._count is None and build(x=3, _count=4)._count == 4  # type: ignore[call-arg]
+    assert fast_constructor(Counted)(5)._count is None
+    with pytest.raises(TypeError):
+        fast_constructor(Counted)(5, 6)  # type: ignore[call-arg]  # without caches: not an argument
+
+
+def rule_plays(state: sixth_sense.SixthSenseState, seat: int) -> list[sixth_sense.Play]:
+    """The plays of `seat` as the rules list them, card by card in hand order: S-4.2 follow the
+    led colour if possible, S-6.3 the 6/9 card as 6 and as 9, S-6.1 a 0 may also block any card
+    of a trick that has no block yet. The oracle `legal_moves` must match, order included."""
+    r = state.round
+    assert r is not None
+    hand = r.hands[seat]
+    assert hand is not None
+    colour = sixth_sense.required_colour(r.trick)
+    following = [card for card in hand if card.colour == colour]
+    plays: list[sixth_sense.Play] = []
+    for card in following or hand:
+        if card.value == sixth_sense.SIX_NINE:
+            plays += [sixth_sense.Play(seat, card, 6), sixth_sense.Play(seat, card, 9)]
+        else:
+            plays.append(sixth_sense.Play(seat, card))
+        if card.value == sixth_sense.BLOCK and r.trick and all(p.block is None for p in r.trick):
+            plays += [sixth_sense.Play(seat, card, None, p.card) for p in r.trick]
+    return plays
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 6])
+def test_sixth_sense_legal_plays_are_the_rules_in_hand_order(players: int) -> None:
+    """Over many random rounds (blocks, 6/9 cards, void colours among them), every play
+    `legal_moves` offers is what the rules allow, in hand order, and each applies."""
+    game = sixth_sense.SIXTH_SENSE
+    blocks = 0
+    for seed in range(6):
+        for state in random_states("sixth-sense", players, {}, seed=seed, rounds=2):
+            expected = game.expected(state)
+            if expected.kind != "play":
+                continue
+            seat = expected.seats[0]
+            legal = game.legal_moves(state, seat)
+            assert list(legal) == rule_plays(state, seat)
+            blocks += sum(1 for move in legal if isinstance(move, sixth_sense.Play) and move.block is not None)
+            for move in legal:
+                game.apply(state, move)
+    assert blocks > 0  # the block plays were among those checked
+
+
+def test_sixth_sense_deal_from_cards_reads_known_unknown_and_bad_cards() -> None:
+    """A fully known shuffle, one with a hand unknown to this peer (None), and one with a bad
+    code: the one-pass reading of a known deal gives the deal its JSON form describes, a hidden
+    hand is None with its size kept, and a bad code is named (P-4: a peer knows only its hand)."""
+    game = sixth_sense.SIXTH_SENSE
+    for options in (sixth_sense.SixthSenseOptions(), sixth_sense.SixthSenseOptions(beginner=True)):
+        state = game.new_game(4, options)
+        layout = game.layout(state, 0)
+        cards: list[str | None] = list(layout.deck)
+        random.Random(5).shuffle(cards)
+        deal = game.deal_from_cards(state, 0, cards)
+        assert deal == game.deal_from_json(state, game.deal_to_json(deal))
+        assert deal.hands == tuple(tuple(sixth_sense.Card.parse(cards[p]) for p in hand) for hand in layout.hands)
+        hidden = list(cards)
+        for position in layout.hands[2]:
+            hidden[position] = None
+        partial = game.deal_from_cards(state, 0, hidden)
+        assert partial.hands[2] is None and partial.hand_sizes == deal.hand_sizes
+        assert partial.hands[:2] + partial.hands[3:] == deal.hands[:2] + deal.hands[3:]
+        assert partial.trump == deal.trump
+        bad = list(cards)
+        bad[layout.hands[1][3]] = "X9"
+        with pytest.raises(FormatError, match="X9"):
+            game.deal_from_cards(state, 0, bad)

@@ -25,9 +25,10 @@ from lanplay.text import shown
 from protocol.commitment import Opening
 from protocol.identity import Identity
 from protocol.plan import PlanDraw, Roster, commitment_from_json, opening_from_json, order_commitment
-from protocol.session import Blamed
+from protocol.session import PROTOCOL_VERSION, Blamed
 
 HOST = "127.0.0.1"
+VERSION = {"protocol": PROTOCOL_VERSION}  # what the real joiner adds to its join
 
 
 def _host(seats: int, seen: list[int]) -> tuple[Identity, LobbyHost]:
@@ -214,6 +215,52 @@ def test_the_host_cannot_reuse_a_draw_with_another_roster() -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.parametrize("theirs", [None, PROTOCOL_VERSION - 1, "2"])
+def test_a_joiner_of_another_protocol_version_is_refused_and_told_why(theirs: object) -> None:
+    """Seats of different table protocol versions would read each other's honest passes as faults:
+    the host refuses the join (none, an older version, a look-alike string), naming both versions."""
+
+    async def scenario() -> tuple[object, int]:
+        _, lobby = _host(3, [])
+        port = await lobby.start(HOST)
+        try:
+            async with connect(f"ws://{HOST}:{port}/", proxy=None) as ws:
+                cipher, _ = await lobby_module._handshake(ws, Identity.generate(), lobby.lobby_id, initiator=True)
+                join: dict[str, object] = {"name": "Old", "mesh": [HOST, 5003]}
+                if theirs is not None:
+                    join["protocol"] = theirs
+                await lobby_module._send(ws, cipher, {"join": join})
+                answer = (await lobby_module._recv(ws, cipher)).get("error")
+            return answer, len(lobby.taken)
+        finally:
+            await lobby.close()
+
+    answer, taken = asyncio.run(scenario())
+    assert isinstance(answer, str) and "protocol versions differ" in answer, answer
+    assert f"speaks {PROTOCOL_VERSION}" in answer and f"the joiner {theirs if theirs is not None else 'none'}" in answer
+    assert taken == 1  # the host alone: no seat was given
+
+
+def test_the_real_joiner_names_its_version_and_is_seated() -> None:
+    async def scenario() -> int:
+        _, lobby = _host(3, [])
+        port = await lobby.start(HOST)
+        joiner = asyncio.create_task(join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Ann", (HOST, 5001)))
+        try:
+            for _ in range(50):
+                if len(lobby.taken) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            return len(lobby.taken)
+        finally:
+            joiner.cancel()
+            await asyncio.gather(joiner, return_exceptions=True)
+            await lobby.close()
+
+    assert asyncio.run(scenario()) == 2
+
+
+
 # --- names and peer text on screen (I7) ---------------------------------------------------------
 
 
@@ -227,7 +274,7 @@ def test_names_with_escapes_are_refused_by_joiner_and_host() -> None:
         async with connect(f"ws://{HOST}:{port}/", proxy=None) as ws:
             guest = Identity.generate()
             cipher, _ = await lobby_module._handshake(ws, guest, lobby.lobby_id, initiator=True)
-            await lobby_module._send(ws, cipher, {"join": {"name": "Eve\x1b[2J", "mesh": [HOST, 5002]}})
+            await lobby_module._send(ws, cipher, {"join": {"name": "Eve\x1b[2J", "mesh": [HOST, 5002], **VERSION}})
             answer = await lobby_module._recv(ws, cipher)
             assert "control" in str(answer.get("error")), answer
         assert len(lobby.taken) == 1

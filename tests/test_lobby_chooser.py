@@ -4,19 +4,22 @@ where a table and its bots are; and the lobby pieces they rest on (table info, a
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+from typing import Any
 
 import pytest
 
 from lanplay.describe import bot_lines
 from lanplay.discovery import TableAdvert
-from lanplay.lobby import LobbyHost, SeatInfo, TableFull, TablePlan, fetch_table_info, join_lobby
+from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TableFull, TablePlan, fetch_table_info, join_lobby
 from lanplay.network import Network
 from lanplay.tables import bot_name
 from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
 from protocol.plan import Roster, bot_seats, build_plan, order_commitment
+from protocol.session import PROTOCOL_VERSION
 
 NETWORKS = (Network("eth0", "10.20.0.5"), Network("wlan0", "192.168.1.23"), Network("lo", "127.0.0.1"))
 HOST = "127.0.0.1"
@@ -145,9 +148,51 @@ def test_table_info_and_a_full_table_refuses_as_full() -> None:
         port = await lobby.start(HOST)
         info = await fetch_table_info(HOST, port)
         assert (info.lobby_id, info.game, info.seats, info.taken) == (lobby.lobby_id, "sixes", 2, 1)
+        assert info.protocol == PROTOCOL_VERSION
         await join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Ann", (HOST, 5001))
         with pytest.raises(TableFull):
             await join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Late", (HOST, 5002))
         await lobby.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("version", [None, PROTOCOL_VERSION + 1, "2"])
+def test_join_by_address_stops_at_a_table_of_another_protocol_version(version: object, tmp_path: Any) -> None:
+    """`lanplay join HOST:PORT` has no advert to read the version from: the lobby's /table says it,
+    and a table of another version (or an older lanplay's, which says none) is refused before its
+    lobby is joined, naming both versions."""
+    from lanplay.runner import BotPlayer
+    from lanplay.tables import join_table
+
+    answer = {"lobby": "ab" * 16, "game": "take6", "seats": 3, "taken": 1}
+    if version is not None:
+        answer["protocol"] = version
+    body = json.dumps(answer).encode()
+    joins: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await reader.read(4096)
+        joins.append(request)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        writer.close()
+
+    async def scenario() -> str:
+        server = await asyncio.start_server(serve, HOST, 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            with pytest.raises(LobbyError) as refused:
+                await join_table(
+                    identity=Identity.generate(), data_dir=tmp_path, name="Ann", interface=HOST,
+                    player=BotPlayer("take6", "random"), address=(HOST, port),
+                )  # fmt: skip
+            return str(refused.value)
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    why = asyncio.run(scenario())
+    assert f"this lanplay speaks {PROTOCOL_VERSION}" in why, why
+    assert ("none (an older lanplay)" if version is None else f"version {version}") in why, why
+    assert all(b"GET /table" in request for request in joins)  # no websocket join was tried

@@ -51,6 +51,7 @@ from protocol.testing import Harness
 
 HOST = "127.0.0.1"
 GAME = "sixth-sense"
+VERSION = {"protocol": PROTOCOL_VERSION}  # what the real joiner adds to its join
 
 
 # --- a modified host, sans-IO: the host's messages fed to real joiner seats (`_JoinerSeat`) ----------
@@ -425,7 +426,7 @@ async def _joiner_that_withholds(
     me = SeatInfo("Eve", identity.public.hex(), HOST, 6100)
     async with connect(f"ws://{HOST}:{port}/", compression=None, proxy=None) as ws:
         cipher, host_key = await lobby_module._handshake(ws, identity, lobby_id, initiator=True)
-        await lobby_module._send(ws, cipher, {"join": {"name": me.name, "mesh": [HOST, me.port]}})
+        await lobby_module._send(ws, cipher, {"join": {"name": me.name, "mesh": [HOST, me.port], **VERSION}})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, None)
         try:
             while True:
@@ -609,15 +610,19 @@ def test_junk_joiners_never_crash_the_host_and_the_table_still_forms(caplog: pyt
                 if mode == "not-join":
                     await lobby_module._send(ws, cipher, {"commit": {"attempt": 1}})
                 elif mode == "escape-name":
-                    await lobby_module._send(ws, cipher, {"join": {"name": "\x1b]0;pwned\x07", "mesh": [HOST, 6200]}})
+                    await lobby_module._send(ws, cipher, {
+                        "join": {"name": "\x1b]0;pwned\x07", "mesh": [HOST, 6200], **VERSION}
+                    })
                 elif mode == "bad-mesh":
-                    await lobby_module._send(ws, cipher, {"join": {"name": "M", "mesh": ["evil.example", 80]}})
+                    await lobby_module._send(ws, cipher, {
+                        "join": {"name": "M", "mesh": ["evil.example", 80], **VERSION}
+                    })
                 elif mode == "junk-body":
-                    await lobby_module._send(ws, cipher, {"join": {"name": "J", "mesh": [HOST, 6201]}})
+                    await lobby_module._send(ws, cipher, {"join": {"name": "J", "mesh": [HOST, 6201], **VERSION}})
                     for body in ({"commit": 5}, {"sign": {"attempt": None}}, {"a": 1, "b": 2}):
                         await lobby_module._send(ws, cipher, body)
                 elif mode == "undecryptable":
-                    await lobby_module._send(ws, cipher, {"join": {"name": "U", "mesh": [HOST, 6202]}})
+                    await lobby_module._send(ws, cipher, {"join": {"name": "U", "mesh": [HOST, 6202], **VERSION}})
                     await ws.send(os.urandom(200))
                 while True:
                     await ws.recv()

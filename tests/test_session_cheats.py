@@ -198,6 +198,27 @@ def test_a_move_out_of_turn() -> None:
     assert_honest_verdict(h, CHEATER, "P-5.1")
 
 
+def test_messages_rounds_ahead_are_refused_before_they_are_kept() -> None:
+    """I6: each round has its own quota, so a seat signing message after message for rounds still to
+    come would open a fresh quota with each; more than one round ahead (no honest seat ever is) is
+    refused before it is chained, held or forwarded, and blames nobody."""
+    h = Harness("sixth-sense", 3, seed=41)
+    h.run(until=dealt)
+    cheater, victim = h.sessions[CHEATER], h.sessions[0]
+    before = victim.tracker.next_seq(cheater.identity.peer_id)
+    for ahead in (2, 3, 1000):
+        junk = sign_message(
+            cheater.identity, h.settings.table, victim.round_index + ahead, cheater.my_seq, cheater.my_prev,
+            "move", {"step": 0, "pad": "x" * 1000},
+        )  # fmt: skip
+        out = victim.receive(CHEATER, junk.to_wire(), h.now)
+        assert not victim.last_input_kept
+        assert any(isinstance(o, Refused) and "more than one round ahead" in o.message for o in out), out
+    assert victim.tracker.next_seq(cheater.identity.peer_id) == before
+    assert not any(key[1] > victim.round_index + 1 for key in victim.usage)
+    assert victim.blame is None and victim.stage != "ended"
+
+
 def test_a_message_signed_for_an_earlier_round() -> None:
     h = Harness("sixth-sense", 2, seed=38)
     h.run(until_rounds=1)

@@ -20,7 +20,7 @@ from protocol.deck import (
     ShuffleSecret,
     key_commitments,
 )
-from protocol.encoding import decode
+from protocol.encoding import canonical, decode
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import SignedMessage
 
@@ -64,6 +64,7 @@ class _Round:
     used: set[int] = field(default_factory=set)  # positions opened by moves
     dealt: bool = False
     step: int = 0
+    step_hashes: dict[int, str] = field(default_factory=dict)  # step -> the state hash a move for it was built on here
     log: list[JSONObject | _Hidden] = field(default_factory=list)
     phase_commits: dict[int, _Hidden] = field(default_factory=dict)
     phase_reveals: dict[int, object] = field(default_factory=dict)  # seat -> the card as moves write it
@@ -159,3 +160,18 @@ def _reference(value: bytes, seat: int) -> JSONObject:
     if set(reference) == {"card"} and isinstance(card, str | int) and not isinstance(card, bool):
         return reference
     raise CheatDetected("P-3.3", f"seat {seat} committed to {str(reference)[:80]}, not a position or a card", seat)
+
+
+def fitting_evidence(evidence: tuple[JSONObject, ...], budget: int) -> tuple[JSONObject, ...]:
+    """The evidence items, in their order, that fit in `budget` bytes: the largest are left out first.
+    This seat's own blame or stop must stay small enough for every peer to read (I3); a peer's
+    message quoted in it is at most what a peer may send."""
+    sizes = [len(canonical(item)) + 1 for item in evidence]
+    kept = set(range(len(evidence)))
+    total = sum(sizes)
+    for index in sorted(kept, key=lambda i: -sizes[i]):
+        if total <= budget:
+            break
+        kept.discard(index)
+        total -= sizes[index]
+    return tuple(item for i, item in enumerate(evidence) if i in kept)

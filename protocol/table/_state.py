@@ -82,4 +82,12 @@ MAX_HELD_BYTES = 4 << 20  # ... and their bytes
 MAX_ROUND_MESSAGES = 2000  # messages one author may send in one round (public and private)
 MAX_ROUND_BYTES = 8 << 20  # ... and their bytes; an honest seat sends well under 1 MiB a round
 MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
+# Kinds an honest seat always sends small (well under 16 KiB): bigger is refused before it is chained
+# or held, so another seat's message quoted whole (a claim in a stop, a move in an abort, the accused's
+# messages in a blame) never makes this seat's own message too big to send (I3, I6).
+SMALL_KINDS = frozenset({"seed.commit", "seed.reveal", "move", "commit", "reveal", "timeout", "p.keys", "p.peek"})
+MAX_SMALL_BYTES = 64 << 10
+# What this seat's own blame or stop may take: the rest of what any peer reads (MAX_MESSAGE_BYTES)
+# is left for the envelope and the mesh's framing. Evidence that does not fit is left out, largest first.
+MAX_OWN_EVIDENCE_BYTES = (256 << 10) - (8 << 10)
 STEP_KEY = re.compile(r"0|[1-9][0-9]{0,8}")  # a step number in ASCII digits: "²".isdigit() is True (I3)

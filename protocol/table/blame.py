@@ -16,8 +16,8 @@ from engine.api import JSONObject
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, SignedMessage, verify_equivocation
 from protocol.table._core import SessionCore
-from protocol.table._round import _is_seat
-from protocol.table._state import MAX_TEXT, PRIVATE_KINDS, PUBLIC_KINDS
+from protocol.table._round import _is_seat, fitting_evidence
+from protocol.table._state import MAX_OWN_EVIDENCE_BYTES, MAX_TEXT, PRIVATE_KINDS, PUBLIC_KINDS
 from protocol.table.values import Blamed, Refused, private_channel
 
 
@@ -29,7 +29,8 @@ class BlameMixin(SessionCore):
         self.blame = blame
         self._out.append(blame)
         with contextlib.suppress(ProtocolError):  # the verdict stands even if it cannot be signed
-            self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(evidence)})
+            shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
+            self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(shown)})
         self._enter("ended")
 
     def _on_blame(self, seat: int, msg: SignedMessage) -> bool:
@@ -138,7 +139,8 @@ class BlameMixin(SessionCore):
                     continue
                 if signed.table != self.settings.table:
                     continue
-                signed.verify(self.settings.seats[accused])
+                if not self.tracker.holds(signed):  # a copy of a message held here needs no second check
+                    signed.verify(self.settings.seats[accused])
                 if signed.kind not in PUBLIC_KINDS:
                     return True
                 # A public message: this seat judges it itself on reaching it in the accused's chain.

@@ -23,8 +23,8 @@ from engine.api import JSONObject
 from protocol.errors import ProtocolError
 from protocol.signed import SignedMessage
 from protocol.table._core import SessionCore
-from protocol.table._round import _is_seat
-from protocol.table._state import MAX_TEXT
+from protocol.table._round import _is_seat, fitting_evidence
+from protocol.table._state import MAX_OWN_EVIDENCE_BYTES, MAX_TEXT
 from protocol.table.values import NetworkLost, Output, Refused, Stopped, Waiting
 
 
@@ -63,7 +63,7 @@ class ClockMixin(SessionCore):
             # A seat whose move for this step is here but waits (its state hash is not ours) is past
             # thinking: it gets the step limit, and a claim naming it; the others keep theirs (I1).
             held = self._holds_step_message(owing)
-            limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
+            limit = self.settings.step_timeout if waiting.automatic or held else self._others_turn_limit()
             # Which of several seats owes a one-of step is private knowledge (each seat knows only its
             # own hand): the claim names none of them, so every seat's claim is the same claim (D).
             seat: int | None = None if waiting.one_of and not held else owing
@@ -83,6 +83,16 @@ class ClockMixin(SessionCore):
             if limit is not None and self.now - due > limit:
                 self._claim(seat, key, waiting.what)
                 return
+
+    def _others_turn_limit(self) -> float | None:
+        """How long this seat waits for another seat's decision before claiming it. A person's turn
+        starts when their seat can decide, which may be later there than here: a private message it
+        needed (its hand keys) may come up to just under the step limit late without anyone claiming
+        it. So this seat allows the step limit on top, while the deciding seat judges claims against
+        it by the turn limit on its own clock (`_owed_past_limit`): a person within their limit is
+        never convicted elsewhere while they stop here (I1, I2)."""
+        turn = self.settings.turn_timeout
+        return None if turn is None else turn + self.settings.step_timeout
 
     def set_connected(self, seat: int, connected: bool, now: float) -> None:
         """The runner reports a seat's link going down or coming back. A seat that comes back gets a
@@ -188,7 +198,9 @@ class ClockMixin(SessionCore):
         accused = msg.body.get("seat")
         key = msg.body.get("step")
         named = accused is None or _is_seat(accused, self.n)
-        if not named or accused == seat or not isinstance(key, str) or len(key) > MAX_TEXT:
+        what = msg.body.get("what")
+        shaped = set(msg.body) == {"seat", "step", "what"} and isinstance(what, str) and len(what) <= MAX_TEXT
+        if not named or accused == seat or not isinstance(key, str) or len(key) > MAX_TEXT or not shaped:
             raise ProtocolError("P-5.3", f"seat {seat} sent a timeout claim of the wrong shape: ignored")
         claim = (None if accused is None else int(str(accused)), key)
         self.claims.setdefault(claim, {})[seat] = msg
@@ -268,7 +280,8 @@ class ClockMixin(SessionCore):
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
         with contextlib.suppress(ProtocolError):
-            self._publish("stop", {"rule": rule, "message": message, "evidence": list(evidence)})
+            shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
+            self._publish("stop", {"rule": rule, "message": message, "evidence": list(shown)})
         self._enter("ended")
 
     def _on_stop(self, seat: int, msg: SignedMessage) -> bool:

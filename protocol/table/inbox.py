@@ -26,9 +26,11 @@ from protocol.table._state import (
     MAX_HELD_BYTES,
     MAX_ROUND_BYTES,
     MAX_ROUND_MESSAGES,
+    MAX_SMALL_BYTES,
     META_KINDS,
     PRIVATE_KINDS,
     PUBLIC_KINDS,
+    SMALL_KINDS,
 )
 from protocol.table.values import Output, Refused, Send, private_channel
 
@@ -60,6 +62,10 @@ class InboxMixin(SessionCore):
         """I6: a kind this protocol does not have is refused before it is chained, forwarded or kept.
         Signed by a seat for this table, it is that seat's fault, and provable to every seat."""
         if msg.kind in kinds:
+            if msg.kind in SMALL_KINDS and len(msg.signed_bytes()) > MAX_SMALL_BYTES:
+                # Refused, not blamed: it may have come to this seat alone; the author's chain then
+                # stops here as everywhere it was sent, and the clocks settle it (I1, I2).
+                raise ProtocolError("P-1.3", f"seat {author}'s {msg.kind!r} is larger than any honest one: refused")
             return
         if msg.table != table:
             raise ProtocolError("P-1.3", "a message for another table or channel")
@@ -67,14 +73,32 @@ class InboxMixin(SessionCore):
         why = f"seat {author} signed a message of a kind this protocol has not: {msg.kind!r}"
         raise CheatDetected("P-1.3", why, author)
 
-    def _count(self, author: int, msg: SignedMessage) -> None:
-        """I6: per-author caps by count and bytes per round, before anything is kept."""
-        usage = self.usage.setdefault((author, msg.round), [0, 0])
-        size = len(msg.signed_bytes())
-        if usage[0] >= MAX_ROUND_MESSAGES or usage[1] + size > MAX_ROUND_BYTES:
+    def _check_round(self, author: int, msg: SignedMessage) -> None:
+        """I6: a message more than one round ahead is refused before it is chained or kept. An honest
+        seat is never two rounds ahead of another (every round needs every seat's passes), and each
+        round has its own quota: without this, a seat could open a fresh quota per message."""
+        if msg.round > self.round_index + 1:
+            raise ProtocolError(
+                "P-1.3", f"seat {author}'s message for round {msg.round}, more than one round ahead: refused"
+            )
+
+    def _check_quota(self, author: int, msg: SignedMessage, public: bool) -> None:
+        if self._over_quota(author, msg, public):
             raise ProtocolError("P-1.3", f"seat {author} sent more than a round's share of messages: refused")
+
+    def _over_quota(self, author: int, msg: SignedMessage, public: bool) -> bool:
+        """I6: per-author caps by count and bytes per round, checked before a message is chained.
+        Only messages taken into the author's chain in order are charged (`_charge`): every honest seat
+        takes the same public chain, so the same public message is over the cap at every one of them
+        and none refuses what the others accept (I1). Private messages have their own quota: junk on
+        one channel cannot use up the author's public share at one seat only."""
+        usage = self.usage.get((author, msg.round, public), (0, 0))
+        return usage[0] >= MAX_ROUND_MESSAGES or usage[1] + len(msg.signed_bytes()) > MAX_ROUND_BYTES
+
+    def _charge(self, author: int, msg: SignedMessage, public: bool) -> None:
+        usage = self.usage.setdefault((author, msg.round, public), [0, 0])
         usage[0] += 1
-        usage[1] += size
+        usage[1] += len(msg.signed_bytes())
 
     def _accept_public(self, sender: int | None, msg: SignedMessage) -> None:
         author = self.seat_of.get(msg.author)
@@ -84,6 +108,9 @@ class InboxMixin(SessionCore):
             self.tracker.accept(msg)  # our own message coming back: a duplicate, or a forgery refused
             return
         self._check_kind(author, msg, self.settings.table, PUBLIC_KINDS)
+        self._check_round(author, msg)
+        if msg.seq == self.tracker.next_seq(msg.author):
+            self._check_quota(author, msg, public=True)
         try:
             verdict = self.tracker.accept(msg)
         except OutOfOrder:
@@ -91,12 +118,15 @@ class InboxMixin(SessionCore):
             return
         if verdict is Verdict.DUPLICATE:
             return
-        self._count(author, msg)
+        self._charge(author, msg, public=True)
         self.last_input_kept = True
         self._queue(author, msg, forward=sender is not None)
-        while (msg.author, self.tracker.next_seq(msg.author)) in self.held:
-            later = self._unhold(msg.author, self.tracker.next_seq(msg.author))
+        while (key := (msg.author, self.tracker.next_seq(msg.author))) in self.held:
+            if self._over_quota(author, self.held[key], public=True):
+                break  # it stays held (bounded by the held caps), as it does at every other seat
+            later = self._unhold(*key)
             self.tracker.accept(later)
+            self._charge(author, later, public=True)
             self._queue(author, later, forward=True)
 
     def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
@@ -113,18 +143,24 @@ class InboxMixin(SessionCore):
             raise ProtocolError("P-1.3", "a private message addressed to another seat")
         tracker = self.private_in[author]
         self._check_kind(author, msg, tracker.table, PRIVATE_KINDS)
+        self._check_round(author, msg)
+        if msg.seq == tracker.next_seq(msg.author):
+            self._check_quota(author, msg, public=False)
         try:
             if tracker.accept(msg) is Verdict.DUPLICATE:
                 return
         except OutOfOrder:
             self._hold(author, msg, msg.table)
             return
-        self._count(author, msg)
+        self._charge(author, msg, public=False)
         self.last_input_kept = True
         self.private_inbox[author].append(msg)
-        while (msg.table, tracker.next_seq(msg.author)) in self.held:
-            later = self._unhold(msg.table, tracker.next_seq(msg.author))
+        while (key := (msg.table, tracker.next_seq(msg.author))) in self.held:
+            if self._over_quota(author, self.held[key], public=False):
+                break
+            later = self._unhold(*key)
             tracker.accept(later)
+            self._charge(author, later, public=False)
             self.private_inbox[author].append(later)
 
     def _hold(self, author: int, msg: SignedMessage, chain: str) -> None:
@@ -133,7 +169,8 @@ class InboxMixin(SessionCore):
         if (chain, msg.seq) in self.held:
             return
         msg.verify(self.settings.seats[author])
-        self._count(author, msg)
+        # Not charged to the round's quota: that is for the chain, the same at every seat (I1); what
+        # is held is bounded here, per chain.
         size = len(msg.signed_bytes())
         held = sum(1 for key in self.held if key[0] == chain)
         if held >= MAX_HELD or self.held_bytes.get(chain, 0) + size > MAX_HELD_BYTES:

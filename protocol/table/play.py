@@ -99,12 +99,21 @@ class PlayMixin(SessionCore):
         if step > rd.step:
             return False
         if step < rd.step:
-            raise CheatDetected("P-5.1", f"a move for step {step}, which is past (now {rd.step})", seat)
+            if msg.body.get("state") == rd.step_hashes.get(step):
+                # Built on the very state this seat took that step from, which another move took
+                # (or this mover's own, earlier): out of turn or a second move, to every seat alike.
+                raise CheatDetected("P-5.1", f"a move for step {step}, which is past (now {rd.step})", seat)
+            # I1: built on another state than this seat's at that step, it is no proof against the
+            # mover: an equivocating seat sent two versions of an earlier move (a trick won by
+            # another seat in each, so each version's winner led the next step), and gossip brings
+            # the other version and with it the proof naming the equivocator.
+            raise _Ignored("P-5.1", f"seat {seat}'s move for step {step}, which is past here (now {rd.step}): ignored")
         if self.game.expected(self.state).phase == "reveal":
             # The mover saw the late table card open before moving (S-8.3); this peer has not yet
             # had every seat's key for it. Compared now, the hashes would differ on an honest move.
             return False
-        if msg.body.get("state") != self.state_hash():
+        here = rd.step_hashes[step] = self.state_hash()  # the last one kept: the state the step was taken from
+        if msg.body.get("state") != here:
             # I1: the mover may have built on a move that an equivocating seat sent it in another
             # version than this seat got; blaming it would frame it. The move waits: gossip brings
             # the other version and with it the proof that names the equivocator, or, if the hash
@@ -365,4 +374,8 @@ class PlayMixin(SessionCore):
             if exc.seat is None:
                 raise  # the card opens to no card: a pass was altered, the audit names who
             why = f"the peek answer does not open seat {sender}'s prediction: {exc.message}"
-            raise CheatDetected("P-4.5", why, sender) from exc
+            fault = CheatDetected("P-4.5", why, sender)
+            # The commitment it was checked against goes with the blame: a seat that holds another
+            # version of it (the sender equivocated its commit) gets the fork proof from it (I2).
+            fault.evidence = (hidden.message.to_json(),)
+            raise fault from exc
