@@ -78,7 +78,8 @@ class SessionCore:
         self.hidden_openings: dict[int, Opening] = {}  # step -> this seat's opening of a hidden choice
         self._out: list[Output] = []
         self.handled = [0] * self.n  # public messages handled so far, per author (= next seq to handle)
-        self.usage: dict[tuple[int, int, bool], list[int]] = {}  # (author, round, public) -> [messages, bytes] (I6)
+        # (author, round, public) -> [messages, bytes] (I6); round -1: meta kinds, one quota a game
+        self.usage: dict[tuple[int, int, bool], list[int]] = {}
         self.held_bytes: dict[str, int] = {}
         self.last_input_kept = False  # after `receive`: the input was kept (the runner journals only those)
         # I4: one clock per owed step, (seat, step key) -> when it became due; only the owner's
