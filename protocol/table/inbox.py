@@ -92,17 +92,18 @@ class InboxMixin(SessionCore):
         takes the same public chain, so the same public message is over the cap at every one of them
         and none refuses what the others accept (I1). Private messages have their own quota: junk on
         one channel cannot use up the author's public share at one seat only."""
-        usage = self.usage.get((author, self._quota_round(author, msg, public), public), (0, 0))
+        usage = self.usage.get((author, self._quota_round(msg), public), (0, 0))
         return usage[0] >= MAX_ROUND_MESSAGES or usage[1] + len(msg.signed_bytes()) > MAX_ROUND_BYTES
 
-    def _quota_round(self, author: int, msg: SignedMessage, public: bool) -> int:
+    @staticmethod
+    def _quota_round(msg: SignedMessage) -> int:
         """The round a message is charged to; verdicts and claims (handled whatever round they name)
         share one quota for the whole game, -1: a label of a past round must not open a fresh share
         (red team 4). Read from the message alone, so alike at every seat."""
         return -1 if msg.kind in META_KINDS else msg.round
 
     def _charge(self, author: int, msg: SignedMessage, public: bool) -> None:
-        usage = self.usage.setdefault((author, self._quota_round(author, msg, public), public), [0, 0])
+        usage = self.usage.setdefault((author, self._quota_round(msg), public), [0, 0])
         usage[0] += 1
         usage[1] += len(msg.signed_bytes())
 
