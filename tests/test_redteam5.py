@@ -99,3 +99,59 @@ def test_forked_secrets_quoted_whole_convict_everywhere(game: str) -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert [b.seat for b in table.harness.blames(seat)] == [2]
+
+
+# --- 2: an equivocation proof too big to be quoted -------------------------------------------------
+
+
+def padded(body: object, pad: int, tag: str) -> dict[str, object]:
+    """A secrets body with a junk opening of `pad` bytes for a step that does not exist (the audit
+    reads only the openings of hidden choices, so the secrets stay true)."""
+    assert isinstance(body, dict)
+    openings = body["openings"]
+    assert isinstance(openings, dict)
+    junk = {"value": tag * (pad // len(tag)), "nonce": "00" * 32}
+    return {**body, "openings": {**openings, "999999": junk}}
+
+
+class OversizedEquivocation(Strategy):
+    """This seat's true round-0 secrets, padded to about half a blame's evidence budget, go to every
+    seat; a second version (other padding, same seq and prev) goes to the victim alone, a moment later.
+    The victim holds both: an equivocation proof of this table (P-1.3). No other seat ever sees the
+    second version: the victim does not pass on a message whose acceptance raised."""
+
+    name = "oversized-equivocation"
+
+    def __init__(self, victim: int, lag: float = 0.5) -> None:
+        self.victim = victim
+        self.lag = lag
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "secrets" or occurrence != 0:
+            return (KEEP,)
+        pad = MAX_OWN_EVIDENCE_BYTES // 2 - len(msg.to_wire()) + 1024  # the two together: over the budget
+        first = Emit(body=padded(msg.body, pad, "00"))
+        if to != self.victim:
+            return (first,)
+        ctx.applied += 1
+        return (first, Emit(body=padded(msg.body, pad, "11"), chain=False, delay=self.lag))
+
+
+# BREAK (I2): seat 2 sends its true round-0 secrets padded with a junk opening (~125 KiB, which
+# `audit._on_secrets` takes for any step key) to every seat, and a second version at the same seq and
+# prev (other padding) to seat 0 alone, 0.5 s later. Seat 0's `ChainTracker` raises the equivocation
+# (P-1.3, seat 2) and `_blame` publishes it with the proof {first, second} as its one evidence item: about
+# 250 KiB, over MAX_OWN_EVIDENCE_BYTES, so `_round.fitting_evidence` leaves it out and the blame goes out
+# with no evidence at all. No other seat has the second version (seat 0 does not pass on a message whose
+# acceptance raised), so `blame._evidence_verdict` finds nothing (False) and each stops, "the table could
+# not agree" (in Sixes, 1 round: over, `_judge_after_over` refuses the blame). Seat 0: Blamed(2, P-1.3);
+# seats 1 (and 2 of 4): Stopped or GameOver. Any pair of messages of non-small kinds whose sum exceeds the
+# budget does it; a proof is the one item that cannot be shortened, so trimming it leaves a bare claim.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k oversized_equivocation
+@pytest.mark.xfail(strict=True, reason="I2: fitting_evidence drops an equivocation proof over the budget")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_an_oversized_equivocation_proof_convicts_everywhere(game: str) -> None:
+    options = {"chips": 2} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: OversizedEquivocation(victim=0)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
