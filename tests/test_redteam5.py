@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from test_redteam_equiv import run_table
+from test_redteam_equiv import Table, run_table
 
 from lanplay.mesh import MAX_PAYLOAD
-from protocol.signed import SignedMessage
+from protocol.signed import SignedMessage, sign_message
 from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
+from protocol.table.values import private_channel
 from protocol.testing import KEEP, AttackContext, Emit, Strategy
 
 # --- 1: a forked secrets message too big to be quoted in the blame ---------------------------------
@@ -155,3 +156,99 @@ def test_an_oversized_equivocation_proof_convicts_everywhere(game: str) -> None:
     table = run_table(game, 3, options, 0, {2: OversizedEquivocation(victim=0)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 3: a past round's share, through a kind that is ignored for past rounds ------------------------
+
+
+class PastRoundAborts(Strategy):
+    """Before its first message of round `at`, this seat signs, next in its chain, just under a round's byte share
+    of `abort` messages labelled each past round (bodies of junk: an abort of a past round is ignored
+    before its body is read, `audit._on_abort` / `inbox._handle`). The red team 4 fix gave meta kinds
+    one quota a game (`inbox._quota_round`); an abort is not a meta kind, so each past round's label
+    still opens its own share."""
+
+    name = "past-round-aborts"
+
+    def __init__(self, at: int = 2, size: int = 200_000, share: int = 7_600_000) -> None:
+        self.at = at
+        self.size = size
+        self.share = share
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.round != self.at:
+            return
+        self.fired = True
+        ctx.applied += 1
+        for label in range(self.at):
+            for i in range(self.share // self.size):
+                ctx.publish("abort", {"pad": f"{label}/{i}/".ljust(self.size, "x")}, round=label)
+
+
+class PastRoundPrivateKeys(Strategy):
+    """Before its first message of round `at`, this seat sends each other seat, next on their private
+    channel, just under a round's byte share of `p.keys` labelled each past round (a private message of
+    a past round is ignored before its body is read, `inbox._handle_private`). Private messages have a
+    quota of their own, per labelled round, and nothing is gossiped: this seat's public chain stays as
+    its own session made it."""
+
+    name = "past-round-private-keys"
+
+    def __init__(self, at: int = 2, size: int = 60_000, share: int = 7_600_000) -> None:
+        self.at = at
+        self.size = size
+        self.share = share
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.round != self.at:
+            return
+        self.fired = True
+        ctx.applied += 1
+        me = ctx.identity.peer_id
+        for to in ctx.honest():
+            channel = private_channel(ctx.settings.table, me, ctx.settings.seats[to].peer_id)
+            view = ctx._view(channel, to)
+            for label in range(self.at):
+                for i in range(self.share // self.size):
+                    body = {"round": label, "openings": [], "input": "", "to": to, "pad": f"{i}".ljust(self.size, "x")}
+                    signed = sign_message(ctx.identity, channel, label, view.seq, view.head, "p.keys", body)
+                    view.seq, view.head = view.seq + 1, signed.digest()
+                    ctx.raw(to, signed.to_wire())
+
+
+def others_then_i6(table: Table) -> None:
+    """Every invariant but I6 holds; then I6 (the one these attacks break)."""
+    assert [v for v in table.violations if v.invariant != "I6"] == [], table.report()
+    assert [v for v in table.violations if v.invariant == "I6"] == [], table.report()
+
+
+# BREAK (I6): 17fd302 gave verdicts and claims one quota a game, but `inbox._quota_round` still keys every
+# other kind by its labelled round, and `_check_round` refuses only labels ahead. An `abort` labelled a
+# past round is ignored (`inbox._handle`: "came after the round's audit"), not blamed, before its body is
+# read. So before its first round-2 message seat 2 signs 2 x 38 aborts of 200 kB labelled rounds 0 and 1:
+# each label opens a fresh 8 MiB share, every one is chained, gossiped, journaled and kept for the game
+# (`ChainTracker`): seats 0 and 1 each keep 15.3 MB of seat 2's messages (honest authors: 0.15 MB), and
+# in round R a seat gets R such shares. (The harness's attacker then stalls on its own chain, the lock
+# built on its shuffle as re-signed after the junk, and is convicted of P-5.3: the memory is kept all the same.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k past_round_aborts
+@pytest.mark.xfail(strict=True, reason="I6: an abort labelled a past round opens a fresh round share (_quota_round)")
+def test_past_round_aborts_do_not_open_a_fresh_share() -> None:
+    table = run_table("take6", 3, {}, 0, {2: PastRoundAborts(at=2)}, rounds=3)
+    assert table.applied > 0
+    others_then_i6(table)
+
+
+# BREAK (I6): the same through the private quota, which is also per labelled round (`_over_quota` with
+# public=False) and whose messages of a past round are ignored (`inbox._handle_private`) after they are
+# chained on the channel's `ChainTracker`, kept for the game and journaled. Before its first round-2
+# message seat 2 sends each honest seat 2 x 126 `p.keys` of 60 kB (under MAX_SMALL_BYTES) labelled
+# rounds 0 and 1: each seat keeps 15.4 MB of seat 2's (honest authors: 0.21 MB), per channel, and the
+# game goes on (nothing is gossiped, the attacker's public chain is untouched, nobody is blamed).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k past_round_private
+@pytest.mark.xfail(strict=True, reason="I6: a private message labelled a past round opens a fresh share")
+def test_past_round_private_keys_do_not_open_a_fresh_share() -> None:
+    table = run_table("take6", 3, {}, 0, {2: PastRoundPrivateKeys(at=2)}, rounds=3)
+    assert table.applied > 0
+    others_then_i6(table)
