@@ -252,3 +252,66 @@ def test_past_round_private_keys_do_not_open_a_fresh_share() -> None:
     table = run_table("take6", 3, {}, 0, {2: PastRoundPrivateKeys(at=2)}, rounds=3)
     assert table.applied > 0
     others_then_i6(table)
+
+
+# --- 4: a faulty public message too big to be quoted in the blame --------------------------------
+
+
+class OversizedFaultyPass(Strategy):
+    """This seat's first pass of `kind` carries an extra field of junk (a P-4.4 fault, seen alike by
+    every seat that reaches it), padded to just under what the mesh carries: more than a blame may
+    quote. The victim gets it at once; every other seat `lag` seconds later (gossip from the victim
+    brings it after 50 ms): the victim's blame, sent at once, comes first."""
+
+    name = "oversized-faulty-pass"
+
+    def __init__(self, victim: int, kind: str = "shuffle", lag: float = 1.0, oversized: bool = True) -> None:
+        self.victim = victim
+        self.kind = kind
+        self.lag = lag
+        self.oversized = oversized
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != self.kind or occurrence != 0:
+            return (KEEP,)
+        ctx.applied += 1
+        pad = MAX_PAYLOAD - 512 - len(msg.to_wire()) if self.oversized else 16
+        body = {**msg.body, "pad": "x" * pad}
+        return (Emit(body=body, delay=0.0 if to == self.victim else self.lag),)
+
+
+FAULTY_PASS = [
+    pytest.param(game, kind, id=f"{game}-{kind}")
+    for game in ("sixth-sense", "take6", "sixes")
+    for kind in ("shuffle", "lock")
+]
+
+
+# BREAK (I2), the widest of the trimming breaks: no equivocation, no audit. Seat 2's first shuffle (or
+# lock) has an extra field of junk: a P-4.4 fault of its own signed message, which every seat would
+# convict on reaching it. Padded to just under MAX_PAYLOAD, it goes to seat 0 at once and to seat 1 a
+# second later. Seat 0 blames seat 2 (P-4.4) quoting the pass, but `_round.fitting_evidence` leaves the
+# pass out (it alone is over MAX_OWN_EVIDENCE_BYTES): the blame goes out with no evidence, and before seat
+# 0's gossip of the pass (50 ms). At seat 1, `blame._evidence_verdict` over no items is False, not
+# "pending" (nothing tells it the accused's message is on its way), so it stops: "the table could not
+# agree". Seat 0: Blamed(2, P-4.4); seat 1: Stopped. Every fault a blame proves by quoting the accused's
+# public message is open to this once the message can be made larger than the budget (any non-small kind).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k oversized_faulty
+@pytest.mark.xfail(strict=True, reason="I2: fitting_evidence drops the faulty message a blame quotes")
+@pytest.mark.parametrize(("game", "kind"), FAULTY_PASS)
+def test_an_oversized_faulty_pass_convicts_everywhere(game: str, kind: str) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: OversizedFaultyPass(victim=0, kind=kind)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+
+
+# The control (withstood, I1, I2): the same faulty pass, small, is quoted whole; seat 1 finds it pending
+# in the evidence (`_accept_public` of the quoted pass, not yet handled), waits, and convicts too.
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_small_faulty_pass_convicts_everywhere(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: OversizedFaultyPass(victim=0, oversized=False)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-4.4")]  # P-4.4
