@@ -23,7 +23,7 @@ from test_redteam_equiv import Table, run_table
 
 from lanplay.mesh import MAX_PAYLOAD
 from protocol.signed import SignedMessage, sign_message
-from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
+from protocol.table._state import MAX_HELD_BYTES, MAX_OWN_EVIDENCE_BYTES
 from protocol.table.values import private_channel
 from protocol.testing import KEEP, AttackContext, Emit, Strategy
 
@@ -315,3 +315,77 @@ def test_a_small_faulty_pass_convicts_everywhere(game: str) -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-4.4")]  # P-4.4
+
+
+# --- 5: the bystander's hold is full, so the quoted message cannot wait there ---------------------
+
+
+class FullHoldThenFault(Strategy):
+    """At the start this seat fills the bystander's hold for its public chain (`inbox._hold`: 4 MiB a
+    chain) with signed messages at seqs far ahead, which it never fills the gap to. After its seed
+    commitment it signs, next in its chain, a well-formed timeout claim for a step that does not exist
+    (kept, nothing more) and then one with a fourth field (a malformed message of its own, handled
+    whatever the round: a fault every seat convicts on reaching it). The victim gets both at once; the
+    bystander `lag` seconds later (the victim's gossip brings them after 50 ms)."""
+
+    name = "full-hold-then-fault"
+
+    def __init__(self, victim: int, bystander: int, lag: float = 1.0, fill: bool = True) -> None:
+        self.victim = victim
+        self.bystander = bystander
+        self.lag = lag
+        self.fill = fill
+
+    def _fill_hold(self, ctx: AttackContext) -> None:
+        room = MAX_HELD_BYTES
+        seq = 1 << 20
+        table = ctx.settings.table
+        while room > 256:
+            base = len(sign_message(ctx.identity, table, 0, seq, "0" * 64, "secrets", {"pad": ""}).signed_bytes())
+            pad = min(200_000, room - base - 128)
+            junk = sign_message(ctx.identity, table, 0, seq, "0" * 64, "secrets", {"pad": "x" * pad})
+            ctx.raw(self.bystander, junk.to_wire())
+            room -= len(junk.signed_bytes())
+            seq += 1
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "seed.commit":
+            return (KEEP,)
+        ctx.applied += 1
+        if to == self.bystander and self.fill:
+            self._fill_hold(ctx)
+        delay = 0.0 if to == self.victim else self.lag
+        junk = {"seat": self.victim, "step": "0/seed/0/nothing", "what": "nothing"}
+        malformed = {**junk, "extra": 1}
+        return (KEEP, Emit(kind="timeout", body=junk, delay=delay), Emit(kind="timeout", body=malformed, delay=delay))
+
+
+# BREAK (I2): the hold is per seat, so what a quoted message meets there differs between honest seats.
+# Seat 2 fills seat 1's hold for its chain (4 MiB of signed messages at seq 2^20 on, never reached) at
+# the start, and after its seed commitment signs two timeout claims, the second with a fourth field (a
+# P-5.3 fault of its own, which every seat convicts on reaching it). Seat 0 gets both at once, handles
+# them (a meta kind, whatever the stage) and blames seat 2, quoting the malformed claim (seq 2). Seat 1
+# gets them a second later; seat 0's blame comes first, and in `blame._evidence_verdict`
+# `_accept_public` of the quoted claim, out of order there (seq 1 is missing), goes to `inbox._hold`,
+# which is full and raises ProtocolError ("too many out-of-order messages"); the item is skipped, nothing
+# is pending, the verdict is False and seat 1 stops, "the table could not agree". Seat 0:
+# Blamed(2, P-5.3); seat 1: Stopped. The same blame with seat 1's hold empty is withstood (below).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k full_hold
+@pytest.mark.xfail(strict=True, reason="I2: a full hold at one seat makes a quoted message unreadable there")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_a_full_hold_does_not_turn_a_blame_into_a_stop(game: str) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: FullHoldThenFault(victim=0, bystander=1)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+
+
+# The control (withstood, I1, I2): seat 1's hold empty, the quoted claim is held there, pending, and
+# seat 1 convicts seat 2 once the claim before it comes.
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_quoted_message_out_of_order_waits(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: FullHoldThenFault(victim=0, bystander=1, fill=False)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-5.3")]  # P-5.3
