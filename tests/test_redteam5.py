@@ -389,3 +389,56 @@ def test_a_quoted_message_out_of_order_waits(game: str) -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-5.3")]  # P-5.3
+
+
+# --- 6: a quoted message two rounds ahead at the seat still auditing -------------------------------
+
+
+class MalformedAtTheSeam(Strategy):
+    """This seat's round-0 secrets go out `lag` seconds late (the last every seat needs), a second
+    later still to the victim; next in its chain, at once behind them to every seat, a timeout claim
+    labelled round 2 with a fourth field (malformed: its author's fault, handled whatever the round).
+    The bystander, in round 1 by then, takes it (one round ahead) and blames; the victim, still auditing
+    round 0, refuses it (two rounds ahead, `inbox._check_round`)."""
+
+    name = "malformed-at-the-seam"
+
+    def __init__(self, victim: int, lag: float = 3.0, ahead: int = 2) -> None:
+        self.victim = victim
+        self.lag = lag
+        self.ahead = ahead
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "secrets" or occurrence != 0:
+            return (KEEP,)
+        ctx.applied += 1
+        body: dict[str, object] = {"seat": None, "step": "9/x/0/nothing", "what": "nothing", "extra": 1}
+        late = self.lag + (1.0 if to == self.victim else 0.0)
+        return (Emit(delay=late), Emit(kind="timeout", body=body, round=msg.round + self.ahead, delay=self.lag))
+
+
+# BREAK (I2): red team 4's seam attack with a *well-formed* claim ended in the same stop; a malformed
+# one splits the verdict. Seat 2's round-0 secrets reach seat 1 at 3 s and seat 0 at 4 s (seat 1's
+# gossip: 3.05 s); behind them, next in its chain, a timeout claim labelled round 2 with a fourth field
+# reaches both at 3 s. Seat 1 has audited round 0 and is in round 1: it takes the claim (one round
+# ahead), handles it (a meta kind, any round), finds it malformed and blames seat 2 (P-5.3), quoting it.
+# Seat 0 is still in round 0: `inbox._check_round` refused the claim (two rounds ahead), and does so
+# again for the quoted copy in `blame._evidence_verdict` (ProtocolError: the item is skipped), so the
+# verdict is False and seat 0 stops. Seat 1: Blamed(2, P-5.3); seat 0: Stopped. The same claim labelled
+# one round ahead is withstood (below): seat 0 takes it from the blame, pending, and convicts.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k at_the_seam
+@pytest.mark.xfail(strict=True, reason="I2: the round check refuses a quoted message the blamer took")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_malformed_claim_two_rounds_ahead_at_the_seam_convicts_everywhere(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: MalformedAtTheSeam(victim=0)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+
+
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_malformed_claim_one_round_ahead_convicts_everywhere(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: MalformedAtTheSeam(victim=0, ahead=1)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-5.3")]  # P-5.3
