@@ -584,3 +584,58 @@ def test_an_unasked_peek_answer_in_play_convicts_everywhere() -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-4.5")]  # S-6.4, P-4.5
+
+
+# --- 9: a fault behind the last secrets of the game --------------------------------------------
+
+
+class FaultBehindLastSecrets(Strategy):
+    """When this seat's own move ends the round, that move reaches the bystander `lag` seconds late
+    (the victim's gossip brings it after 50 ms): the victim enters the audit first, and gets this
+    seat's secrets before the bystander's. Next in its chain behind its secrets it signs a timeout
+    claim with a fourth field (malformed: its author's fault, handled whatever the stage)."""
+
+    name = "fault-behind-last-secrets"
+
+    def __init__(self, victim: int, bystander: int, lag: float = 1.0) -> None:
+        self.victim = victim
+        self.bystander = bystander
+        self.lag = lag
+        self.ended_round = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "move" and ctx.session.stage in ("audit", "over") and msg.round == 0:
+            self.ended_round = True
+            return (Emit(delay=self.lag if to == self.bystander else 0.0),)
+        if msg.kind != "secrets" or occurrence != 0 or not self.ended_round:
+            return (KEEP,)
+        ctx.applied += 1
+        body: dict[str, object] = {"seat": None, "step": "0/x/0/nothing", "what": "nothing", "extra": 1}
+        delay = self.lag if to == self.bystander else 0.0
+        return (Emit(delay=delay), Emit(kind="timeout", body=body, delay=delay))
+
+
+# BREAK (I2) in the game's last round: `over` stops handling. In Sixes with one chip (one round), seat 2's
+# move that ends the round reaches seat 1 a second late (seat 0's gossip: 50 ms). Seat 0 enters the audit,
+# gets seat 2's secrets and, behind them, a malformed timeout claim, before seat 1's secrets: it handles the
+# claim and blames seat 2 (P-5.3), quoting it. Seat 1, still playing, gets the blame first: the quoted claim
+# is out of order there, held, and the blame is pending (`_evidence_verdict` -> None). 50 ms later seat 1
+# gets the last move, enters the audit, takes seat 2's secrets (the last it needs) and is over: `_pump`
+# handles nothing once over, so neither the claim nor the pending blame is ever judged, and
+# `blame._judge_after_over` runs only for a blame that arrives after the game. Seat 0: Blamed(2, P-5.3);
+# seat 1: GameOver. (In a round that is not the last, seat 1 handles the claim in the next round: withstood.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k last_secrets
+@pytest.mark.xfail(strict=True, reason="I2: a blame pending when the game ends is never judged (over stops _pump)")
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_fault_behind_the_last_secrets_convicts_everywhere(seed: int) -> None:
+    table = run_table("sixes", 3, {"chips": 1}, seed, {2: FaultBehindLastSecrets(victim=0, bystander=1)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+
+
+def test_a_fault_behind_a_rounds_secrets_convicts_everywhere() -> None:
+    table = run_table("sixth-sense", 3, {"target": 1}, 2, {2: FaultBehindLastSecrets(victim=0, bystander=1)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-5.3")]  # P-5.3
