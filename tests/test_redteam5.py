@@ -28,7 +28,7 @@ from lanplay.mesh import MAX_PAYLOAD
 from protocol.encoding import canonical
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage, sign_message
-from protocol.table._state import MAX_HELD_BYTES, MAX_OWN_EVIDENCE_BYTES
+from protocol.table._state import MAX_HELD_BYTES, MAX_OWN_EVIDENCE_BYTES, MAX_ROUND_BYTES
 from protocol.table.values import private_channel
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
@@ -639,3 +639,61 @@ def test_a_fault_behind_a_rounds_secrets_convicts_everywhere() -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-5.3")]  # P-5.3
+
+
+# --- 10: equivocation at the edge of the round quota --------------------------------------------
+
+
+class QuotaEdgeEquivocation(Strategy):
+    """Before its first round-1 message this seat fills its round-0 byte share, as every seat charges it,
+    with aborts labelled round 0 (ignored), to `room` bytes short of the cap. Next in its chain it signs
+    two versions: a small abort for the victim, and one larger than the room left for the bystander,
+    which the bystander refuses over the quota (`inbox._over_quota`) and never keeps; the victim's
+    gossip brings it the small one. Half a second later the large version goes to the victim too."""
+
+    name = "quota-edge-equivocation"
+
+    def __init__(self, victim: int, bystander: int, room: int = 100_000) -> None:
+        self.victim = victim
+        self.bystander = bystander
+        self.room = room
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.round != 1:
+            return
+        self.fired = True
+        ctx.applied += 1
+        used = ctx.harness.sessions[self.victim].usage.get((ctx.seat, 0, True), [0, 0])[1]
+        left = MAX_ROUND_BYTES - used - self.room
+        size = 200_000
+        for i in range(left // size):
+            ctx.publish("abort", {"pad": f"{i}/".ljust(size, "x")}, round=0)
+        filler = left % size - 1000
+        if filler > 0:
+            ctx.publish("abort", {"pad": "f".ljust(filler, "x")}, round=0)
+        table = ctx.settings.table
+        view = ctx._view(table, self.victim)
+        assert (view.seq, view.head) == (ctx._view(table, self.bystander).seq, ctx._view(table, self.bystander).head)
+        small = sign_message(ctx.identity, table, 0, view.seq, view.head, "abort", {"pad": "small"})
+        large = sign_message(ctx.identity, table, 0, view.seq, view.head, "abort", {"pad": "l" * (self.room + 50_000)})
+        ctx.raw(self.victim, small.to_wire())
+        ctx.raw(self.bystander, large.to_wire())
+        ctx.raw(self.victim, large.to_wire(), delay=0.5)
+        for to, signed in ((self.victim, small), (self.bystander, large)):
+            ctx._view(table, to).seq, ctx._view(table, to).head = view.seq + 1, signed.digest()
+
+
+# Withstood (I1, I2, I6): seat 1 refuses the large version over the quota and keeps nothing of it, takes
+# the small one from seat 0's gossip, and both charge seat 2's round-0 share alike (8,299,309 bytes at
+# each); the fork shows at both (the large version at seat 0, seat 2's next message linking to the large
+# one at seat 1), and every honest seat convicts seat 2 (P-1.3). 2 tables (6 nimmt!, 6th Sense).
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_an_equivocation_at_the_quota_edge_is_charged_alike_and_convicts(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: QuotaEdgeEquivocation(victim=0, bystander=1)}, rounds=2)
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    usage = [table.harness.sessions[s].usage.get((2, 0, True)) for s in (0, 1)]
+    assert usage[0] == usage[1], usage
+    for seat in (0, 1):
+        assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-1.3")]  # P-1.3
