@@ -17,19 +17,24 @@ the code withstands is a plain test that asserts the invariants on a table where
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from test_redteam_equiv import STEP, Table, run_table
 
 import protocol.deck as deck_module
 import protocol.signed as signed_module
+from engine.api import JSONObject
 from lanplay.mesh import MAX_PAYLOAD
+from protocol.deck import Entropy
 from protocol.encoding import canonical
-from protocol.identity import PublicIdentity
+from protocol.identity import Identity, PublicIdentity
 from protocol.signed import SignedMessage, sign_message
-from protocol.table._state import MAX_HELD_BYTES, MAX_OWN_EVIDENCE_BYTES, MAX_ROUND_BYTES
-from protocol.table.values import private_channel
+from protocol.table import TableSession
+from protocol.table._state import MAX_HELD_BYTES, MAX_OWN_EVIDENCE_BYTES, MAX_ROUND_BYTES, MAX_ROUND_MESSAGES
+from protocol.table.values import Blamed, Output, Send, Stopped, TableSettings, private_channel
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
 # --- 1: a forked secrets message too big to be quoted in the blame ---------------------------------
@@ -697,3 +702,116 @@ def test_an_equivocation_at_the_quota_edge_is_charged_alike_and_convicts(game: s
     assert usage[0] == usage[1], usage
     for seat in (0, 1):
         assert [(b.seat, b.rule) for b in table.harness.blames(seat)] == [(2, "P-1.3")]  # P-1.3
+
+
+# --- 11: resume: the quotas, the holds and the claims after a replay of the kept inputs ---------------
+
+
+class MetaShare(Strategy):
+    """Before its first round-1 message this seat signs a whole game's share of well-formed timeout
+    claims for steps that do not exist (meta kinds: one quota a game, `inbox._quota_round`), labelled
+    rounds 0 and 1 alternately, and a few more over it (refused alike everywhere)."""
+
+    name = "meta-share"
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.round != 1:
+            return
+        self.fired = True
+        ctx.applied += 1
+        for i in range(MAX_ROUND_MESSAGES + 5):
+            ctx.publish("timeout", {"seat": None, "step": f"junk/{i}", "what": "x"}, round=i % 2)
+
+
+class Journaled(TableSession):
+    """An honest session that keeps what lanplay's runner journals (`runner._receive`, `_tick`): a
+    received input the session kept, or one that drew entropy or led to a message or verdict of its
+    own; every decision; a tick with outputs; link changes."""
+
+    def __init__(self, settings: TableSettings, identity: Identity, now: float, entropy: Entropy) -> None:
+        self.journal: list[tuple[str, tuple[Any, ...]]] = []
+        self.draws = 0
+
+        def counted(n: int) -> bytes:
+            self.draws += 1
+            return entropy(n)
+
+        super().__init__(settings, identity, now, counted)
+
+    def start(self, now: float) -> list[Output]:
+        self.journal.append(("start", (now,)))
+        return super().start(now)
+
+    def receive(self, sender: int | None, data: bytes, now: float) -> list[Output]:
+        draws = self.draws
+        outputs = super().receive(sender, data, now)
+        own = any(isinstance(o, Blamed | Stopped) or (isinstance(o, Send) and not o.forward) for o in outputs)
+        if self.last_input_kept or own or self.draws != draws:
+            self.journal.append(("receive", (sender, data, now)))
+        return outputs
+
+    def decide(self, move: Any, now: float) -> list[Output]:
+        self.journal.append(("decide", (move, now)))
+        return super().decide(move, now)
+
+    def tick(self, now: float) -> list[Output]:
+        draws = self.draws
+        outputs = super().tick(now)
+        if outputs or self.draws != draws:
+            self.journal.append(("tick", (now,)))
+        return outputs
+
+    def set_connected(self, seat: int, connected: bool, now: float) -> None:
+        self.journal.append(("set_connected", (seat, connected, now)))
+        super().set_connected(seat, connected, now)
+
+
+def state_of(session: TableSession) -> dict[str, object]:
+    """What the caps and verdicts rest on: quotas, holds, claims, chains, where the game is."""
+    seats = session.settings.seats
+    return {
+        "stage": session.stage,
+        "round": session.round_index,
+        "usage": sorted(session.usage.items()),
+        "held": sorted(session.held),
+        "held_bytes": dict(session.held_bytes),
+        "claims": sorted(str(key) for key in session.claims),
+        "pending_blames": sorted(session.pending_blames),
+        "chains": [len(session.tracker.messages(p.peer_id)) for p in seats],
+        "private": sorted((s, t.next_seq(seats[s].peer_id)) for s, t in session.private_in.items()),
+        "handled": list(session.handled),
+        "blame": None if session.blame is None else (session.blame.seat, session.blame.rule),
+        "stopped": None if session.stopped is None else session.stopped.rule,
+        "my_seq": session.my_seq,
+    }
+
+
+RESUMED = [
+    pytest.param("take6", {}, MetaShare, 2, id="meta-share"),
+    pytest.param("take6", {}, lambda: PastRoundPrivateKeys(at=1), 2, id="private-share"),
+    pytest.param("sixth-sense", {}, lambda: FullHoldThenFault(victim=0, bystander=1), 1, id="full-hold"),
+    pytest.param("take6", {}, lambda: QuotaEdgeEquivocation(victim=0, bystander=1), 2, id="quota-edge"),
+]
+
+
+# Withstood (I3, I6 at resume): every honest seat's journal, as lanplay's runner keeps it, replayed into a
+# fresh session (the same seeded entropy, drawn in the same order) gives the same quotas by (author,
+# round or the game's meta share, public), the same held messages and bytes, claims, pending blames,
+# chains, verdict and sequence number as the live session. 4 tables, 2 honest seats each.
+@pytest.mark.parametrize(("game", "options", "make", "rounds"), RESUMED)
+def test_a_replayed_journal_rebuilds_the_quotas_and_holds(
+    game: str, options: JSONObject, make: Callable[[], Strategy], rounds: int
+) -> None:
+    table = run_table(game, 3, options, 0, {2: make()}, factories={0: Journaled, 1: Journaled}, rounds=rounds)
+    assert table.applied > 0
+    for seat in (0, 1):
+        live = table.harness.sessions[seat]
+        assert isinstance(live, Journaled)
+        # the harness's seeded stream for this seat (seed 0), drawn again in the same order
+        fresh = TableSession(table.harness.settings, table.harness.identities[seat], 0.0, random.Random(seat).randbytes)
+        for call, args in live.journal:
+            getattr(fresh, call)(*args)
+        assert state_of(fresh) == state_of(live)
