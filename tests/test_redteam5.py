@@ -815,3 +815,50 @@ def test_a_replayed_journal_rebuilds_the_quotas_and_holds(
         for call, args in live.journal:
             getattr(fresh, call)(*args)
         assert state_of(fresh) == state_of(live)
+
+
+# --- 12: a round's share, every round, kept for the whole game ------------------------------------
+
+
+class ShareEveryRound(TableSession):
+    """A modified session: behind its secrets of every round, next in its own chain and labelled that
+    very round, it signs just under the round's byte share of aborts (an abort after its author's
+    secrets is ignored, `audit._on_abort`): within every per-round cap, and kept for the game. (A
+    session of its own rather than re-signed copies: its chain stays the one the others build on.)"""
+
+    SIZE = 200_000
+    SHARE = 7_600_000
+
+    def _publish_secrets(self) -> None:
+        rd = self.round
+        sent = rd is None or rd.secrets_sent
+        super()._publish_secrets()
+        if not sent:
+            for i in range(self.SHARE // self.SIZE):
+                pad = f"{self.round_index}/{i}/".ljust(self.SIZE, "x")
+                self._publish("abort", {"rule": "P-5.2", "reason": "-", "step": 0, "move": None, "pad": pad})
+
+
+class Marked(Strategy):
+    """An honest strategy: it marks a seat whose session is itself modified as the attacker's, and
+    counts each round the modified session junked (its aborts)."""
+
+    name = "marked"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "abort" and to == ctx.victim():
+            ctx.applied += 1
+        return (KEEP,)
+
+
+# BREAK (I6 over a game): the caps are per round (`inbox._over_quota`), but every chained message is kept
+# for the whole game (`ChainTracker`, and the runner's journal). Seat 2 stays inside every cap, sending
+# behind its secrets of each round 38 aborts of 200 kB labelled that round (ignored after its secrets,
+# not blamed): after 3 rounds of 6 nimmt! seats 0 and 1 keep about 23 MB of seat 2's messages (honest
+# authors: well under 1 MB), 7.6 MB more every round, with no end but the game's; nobody is blamed.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k share_every_round
+@pytest.mark.xfail(strict=True, reason="I6: per-round caps, but every round's messages are kept for the game")
+def test_a_share_every_round_is_not_kept_for_the_game() -> None:
+    table = run_table("take6", 3, {}, 0, {2: Marked()}, factories={2: ShareEveryRound}, rounds=3)
+    assert table.applied > 0
+    others_then_i6(table)
