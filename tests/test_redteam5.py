@@ -1,17 +1,21 @@
 """Red team 5: attacks on main's 5f307e3 (issue 9).
 
 Targets: verdicts and claims sharing one quota a game (`inbox._quota_round`, 17fd302), the round
-quota charged only for chained messages (`inbox._over_quota`, `_charge`, `_check_round`), the
-evidence this seat's own blame or stop quotes (`_round.fitting_evidence`,
+quota charged only for chained messages (`inbox._over_quota`, `_charge`, `_check_round`), the hold
+(`inbox._hold`), the evidence this seat's own blame or stop quotes (`_round.fitting_evidence`,
 `MAX_OWN_EVIDENCE_BYTES`) and how other seats read it (`blame._evidence_verdict`,
-`audit._audited_messages`).
+`blame._private_fault`, `audit._audited_messages`), the end of the game (`over`), and a resume from
+the journal.
 
-Each test is an attack by a modified client at one or two seats, the real `TableSession`
-everywhere else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2
-honest seats agree, I3 nothing raises, I4 every table ends, I6 bounded resources). An attack that
-breaks an invariant is a strict xfail: the comment above it says what breaks and where. An attack
-the code withstands is a plain test that asserts the invariants on a table where the attack fired
-(`applied > 0`).
+The common thread of the I2 breaks: a blame whose quoted message cannot be taken in at the bystander
+(left out for size, a full hold, two rounds ahead there, a past round there, or the bystander already
+over) reads as "proves nothing" and the bystander stops (or ends the game) while the blamer convicts.
+
+Each test is an attack by a modified client at one seat, the real `TableSession` everywhere else,
+checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 honest seats agree, I3
+nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an invariant is a
+strict xfail: the comment above it says what breaks and where. An attack the code withstands is a plain
+test that asserts the invariants on a table where the attack fired (`applied > 0`).
 """
 
 from __future__ import annotations
