@@ -291,6 +291,11 @@ class ChainTracker:
         chain = self._chain(author)
         return chain[-1].digest() if chain else ZERO_DIGEST
 
+    def at(self, author: str, seq: int) -> SignedMessage | None:
+        """The message at `seq` of `author`'s chain, if this tracker has come that far."""
+        chain = self._chains.get(author, [])
+        return chain[seq] if 0 <= seq < len(chain) else None
+
     def messages(self, author: str) -> tuple[SignedMessage, ...]:
         return tuple(self._chain(author))
 

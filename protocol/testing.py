@@ -1433,7 +1433,7 @@ def make_strategy(name: str) -> Strategy:
 # I6: what a session may keep of one author's messages. An attacker's author is compared with the
 # honest authors of the same table (who sent everything the game needs): at most twice the largest
 # honest author's count and bytes, plus a slack of 64 messages and 12 MiB: the session's own caps
-# per author (4 MiB of held out-of-order messages, 8 MiB per round, protocol/table/_state.py).
+# per author (4 MiB of held out-of-order messages, 1 MiB per round, protocol/table/_state.py).
 # Bounded is what I6 asks; unbounded growth (issue 9 finding 10: +121 MB) shows far past this.
 MEMORY_FACTOR = 2
 MEMORY_SLACK_MESSAGES = 64

@@ -80,6 +80,9 @@ class SessionCore:
         self.handled = [0] * self.n  # public messages handled so far, per author (= next seq to handle)
         # (author, round, public) -> [messages, bytes] (I6); round -1: meta kinds, one quota a game
         self.usage: dict[tuple[int, int, bool], list[int]] = {}
+        # (author, public) -> the latest round charged on that chain: a later message labelled an
+        # earlier round is charged to it, so a past label opens no fresh share (I6; red team 5)
+        self.chain_rounds: dict[tuple[int, bool], int] = {}
         self.held_bytes: dict[str, int] = {}
         self.last_input_kept = False  # after `receive`: the input was kept (the runner journals only those)
         # I4: one clock per owed step, (seat, step key) -> when it became due; only the owner's
@@ -94,6 +97,7 @@ class SessionCore:
         self.claim_seen: dict[tuple[int | None, str], float] = {}
         self.my_claim: tuple[int | None, str] | None = None
         self.pending_blames: dict[int, tuple[SignedMessage, float]] = {}  # blamer -> (blame, since)
+        self.private_verdicts: dict[str, bool] = {}  # digest of a blame's private item -> its fault (I6)
         self.stopped: Stopped | None = None
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
@@ -122,6 +126,8 @@ class SessionCore:
         def _check_hand_keys(self, rd: _Round, sender: int, recipient: int, body: JSONObject) -> list[KeyOpening]: ...
 
         def _check_peek(self, rd: _Round, sender: int, recipient: int, body: JSONObject) -> str: ...
+
+        def _judge_after_over(self, msg: SignedMessage) -> None: ...
 
         def _judge_pending_blames(self) -> None: ...
 

@@ -118,6 +118,12 @@ class _Ignored(ProtocolError):
     """Internal: a well-formed message that has no effect (refused, not blamed)."""
 
 
+class NotYet(ProtocolError):
+    """Refused here for now, not for what it is: a message more than one round ahead of this seat,
+    or one the hold has no room for. Quoted in a blame, it makes the blame wait, not fail (I2): the
+    blamer may be a round ahead, and the hold differs from seat to seat (red team 5)."""
+
+
 def _is_seat(value: object, n: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n
 
@@ -162,16 +168,39 @@ def _reference(value: bytes, seat: int) -> JSONObject:
     raise CheatDetected("P-3.3", f"seat {seat} committed to {str(reference)[:80]}, not a position or a card", seat)
 
 
+REFERENCE_FIELDS = frozenset({"table", "author", "seq", "digest"})
+
+
+def evidence_reference(item: JSONObject) -> JSONObject | None:
+    """A signed message named by its place in its author's chain and its digest, or None for an
+    item that is not a signed message. Small whatever the message's size."""
+    try:
+        signed = SignedMessage.from_json(item)
+    except ProtocolError:
+        return None
+    return {"table": signed.table, "author": signed.author, "seq": signed.seq, "digest": signed.digest()}
+
+
 def fitting_evidence(evidence: tuple[JSONObject, ...], budget: int) -> tuple[JSONObject, ...]:
-    """The evidence items, in their order, that fit in `budget` bytes: the largest are left out first.
-    This seat's own blame or stop must stay small enough for every peer to read (I3); a peer's
-    message quoted in it is at most what a peer may send."""
-    sizes = [len(canonical(item)) + 1 for item in evidence]
-    kept = set(range(len(evidence)))
+    """The evidence items, in their order, in at most `budget` bytes: the largest are replaced by
+    a reference (`evidence_reference`) first, and left out only if that is not enough. This seat's
+    own blame or stop must stay small enough for every peer to read (I3); a reference still tells a
+    seat that holds another version at that place to wait for the gossip that brings this one
+    (I2: red team 5, a trimmed audit blame otherwise hid the very fork it was about)."""
+    items = list(evidence)
+    sizes = [len(canonical(item)) + 1 for item in items]
     total = sum(sizes)
-    for index in sorted(kept, key=lambda i: -sizes[i]):
+    for index in sorted(range(len(items)), key=lambda i: -sizes[i]):
         if total <= budget:
             break
-        kept.discard(index)
+        reference = evidence_reference(items[index])
         total -= sizes[index]
-    return tuple(item for i, item in enumerate(evidence) if i in kept)
+        if reference is None:
+            items[index], sizes[index] = {}, 0
+            continue
+        items[index], sizes[index] = reference, len(canonical(reference)) + 1
+        total += sizes[index]
+    while total > budget and items:  # references alone too many: keep those that fit, in order
+        total -= sizes.pop()
+        items.pop()
+    return tuple(item for item in items if item)

@@ -80,12 +80,17 @@ PRIVATE_DOMAIN = b"lanplay/private-channel/v1\x00"
 MAX_HELD = 4096  # out-of-order messages kept per chain before they are refused
 MAX_HELD_BYTES = 4 << 20  # ... and their bytes
 MAX_ROUND_MESSAGES = 2000  # messages one author may send in one round (public and private)
-MAX_ROUND_BYTES = 8 << 20  # ... and their bytes; an honest seat sends well under 1 MiB a round
+# ... and their bytes. An honest seat's busiest round is about 64 KiB in 30 messages (6 nimmt!, 10
+# seats); every round's share is kept for the game, so the share is what a hostile seat adds a round.
+MAX_ROUND_BYTES = 1 << 20
+MAX_PRIVATE_VERDICTS = 1 << 16  # a blame's private items decided once each, kept for later re-reads
 MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
-# Kinds an honest seat always sends small (well under 16 KiB): bigger is refused before it is chained
-# or held, so another seat's message quoted whole (a claim in a stop, a move in an abort, the accused's
-# messages in a blame) never makes this seat's own message too big to send (I3, I6).
-SMALL_KINDS = frozenset({"seed.commit", "seed.reveal", "move", "commit", "reveal", "timeout", "p.keys", "p.peek"})
+# Every kind but the two that quote others (blame, stop) is small: an honest seat's largest is a lock
+# pass of 6 nimmt!'s 104 cards, about 28 KiB. Bigger is refused before it is chained or held, so
+# another seat's message quoted whole (a claim in a stop, a move in an abort, the accused's faulty
+# message or both halves of an equivocation proof in a blame) always fits in this seat's own
+# message (I2, I3, I6; red team 5: a fault padded past the evidence budget was left out of its blame).
+SMALL_KINDS = frozenset(KINDS) - {"blame", "stop"}
 MAX_SMALL_BYTES = 64 << 10
 # What this seat's own blame or stop may take: the rest of what any peer reads (MAX_MESSAGE_BYTES)
 # is left for the envelope and the mesh's framing. Evidence that does not fit is left out, largest first.

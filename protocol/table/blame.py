@@ -16,8 +16,14 @@ from engine.api import JSONObject
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, SignedMessage, verify_equivocation
 from protocol.table._core import SessionCore
-from protocol.table._round import _is_seat, fitting_evidence
-from protocol.table._state import MAX_OWN_EVIDENCE_BYTES, MAX_TEXT, PRIVATE_KINDS, PUBLIC_KINDS
+from protocol.table._round import REFERENCE_FIELDS, NotYet, _is_seat, fitting_evidence, is_digest
+from protocol.table._state import (
+    MAX_OWN_EVIDENCE_BYTES,
+    MAX_PRIVATE_VERDICTS,
+    MAX_TEXT,
+    PRIVATE_KINDS,
+    PUBLIC_KINDS,
+)
 from protocol.table.values import Blamed, Refused, private_channel
 
 
@@ -105,6 +111,9 @@ class BlameMixin(SessionCore):
         blamer_id = self.settings.seats[blamer].peer_id
         for item in items:
             try:
+                if set(item) == REFERENCE_FIELDS:
+                    pending |= self._reference_pending(accused_id, item)
+                    continue
                 if set(item) == {"first", "second"}:
                     proof = Equivocation.from_json(item)
                     channels = {self.settings.table} | {
@@ -128,10 +137,7 @@ class BlameMixin(SessionCore):
                         continue
                     if signed.body.get("to") != blamer:
                         continue
-                    signed.verify(self.settings.seats[accused])
-                    if signed.kind not in PRIVATE_KINDS:
-                        return True
-                    found = self._private_fault(accused, blamer, signed)
+                    found = self._private_item_fault(accused, blamer, signed)
                     if found is None:
                         pending = True
                     elif found:
@@ -144,8 +150,13 @@ class BlameMixin(SessionCore):
                 if signed.kind not in PUBLIC_KINDS:
                     return True
                 # A public message: this seat judges it itself on reaching it in the accused's chain.
-                with contextlib.suppress(OutOfOrder):
+                try:
                     self._accept_public(None, signed)
+                except OutOfOrder:
+                    pass
+                except NotYet:  # a round ahead of this seat, or no room in the hold: it comes by its chain
+                    pending = True
+                    continue
                 if self.handled[accused] <= signed.seq:
                     pending = True
             except EquivocationDetected:
@@ -153,6 +164,37 @@ class BlameMixin(SessionCore):
             except ProtocolError:
                 continue
         return None if pending else False
+
+    def _reference_pending(self, accused_id: str, item: JSONObject) -> bool:
+        """A message of the accused the blamer could only name (`_round.fitting_evidence`): waited for
+        while this seat does not hold that very message at that place (not yet here, or another
+        version here: the blamer's gossip brings its own, and the fork convicts, I2). A reference to a
+        message this seat holds, or that does not fit this table, proves nothing."""
+        seq, digest = item.get("seq"), item.get("digest")
+        if item.get("table") != self.settings.table or item.get("author") != accused_id:
+            return False
+        if not _is_seat(seq, 1 << 40) or not isinstance(digest, str) or not is_digest(digest):
+            return False
+        assert isinstance(seq, int)
+        held = self.tracker.at(accused_id, seq)
+        return held is None or held.digest() != digest
+
+    def _private_item_fault(self, accused: int, recipient: int, signed: SignedMessage) -> bool | None:
+        """`_private_fault` of a blame's private item, each decided once: a pending blame is read
+        again on every input, and re-checking its signatures and keys each time let one peer pin a
+        seat's CPU with free duplicates (I6; red team 5)."""
+        key = signed.digest()
+        if key in self.private_verdicts:
+            return self.private_verdicts[key]
+        found: bool | None
+        try:
+            signed.verify(self.settings.seats[accused])
+            found = True if signed.kind not in PRIVATE_KINDS else self._private_fault(accused, recipient, signed)
+        except ProtocolError:
+            found = False  # not the accused's: proves nothing, now or later
+        if found is not None and len(self.private_verdicts) < MAX_PRIVATE_VERDICTS:
+            self.private_verdicts[key] = found
+        return found
 
     def _audit_pending(self, signed: SignedMessage) -> bool:
         """A blame resting on secrets (whoever's completed the blamer's audit) is the blamer's audit:

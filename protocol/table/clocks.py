@@ -211,8 +211,8 @@ class ClockMixin(SessionCore):
     def _judge_claims(self) -> None:
         """I2: convict when every other seat claimed the same step of the same seat; otherwise stop
         with nobody convicted once the claims have had time to come in."""
-        if self.stage == "ended":
-            return
+        if self.stage in ("ended", "over"):
+            return  # over: every step was taken here, and claims read after the game convict nobody
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
         for claim, by in self.claims.items():
             named = claim[0]

@@ -19,7 +19,7 @@ from engine.api import JSONObject, RuleError
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
 from protocol.table._core import SessionCore
-from protocol.table._round import _Aborted, _Ignored
+from protocol.table._round import NotYet, _Aborted, _Ignored
 from protocol.table._state import (
     KINDS,
     MAX_HELD,
@@ -78,7 +78,7 @@ class InboxMixin(SessionCore):
         seat is never two rounds ahead of another (every round needs every seat's passes), and each
         round has its own quota: without this, a seat could open a fresh quota per message."""
         if msg.round > self.round_index + 1:
-            raise ProtocolError(
+            raise NotYet(
                 "P-1.3", f"seat {author}'s message for round {msg.round}, more than one round ahead: refused"
             )
 
@@ -92,20 +92,25 @@ class InboxMixin(SessionCore):
         takes the same public chain, so the same public message is over the cap at every one of them
         and none refuses what the others accept (I1). Private messages have their own quota: junk on
         one channel cannot use up the author's public share at one seat only."""
-        usage = self.usage.get((author, self._quota_round(msg), public), (0, 0))
+        usage = self.usage.get((author, self._quota_round(author, msg, public), public), (0, 0))
         return usage[0] >= MAX_ROUND_MESSAGES or usage[1] + len(msg.signed_bytes()) > MAX_ROUND_BYTES
 
-    @staticmethod
-    def _quota_round(msg: SignedMessage) -> int:
-        """The round a message is charged to; verdicts and claims (handled whatever round they name)
-        share one quota for the whole game, -1: a label of a past round must not open a fresh share
-        (red team 4). Read from the message alone, so alike at every seat."""
-        return -1 if msg.kind in META_KINDS else msg.round
+    def _quota_round(self, author: int, msg: SignedMessage, public: bool) -> int:
+        """The round a message is charged to. Verdicts and claims (handled whatever round they name)
+        share one quota for the whole game, -1 (red team 4); any other message is charged to the latest
+        round its chain has reached, so a label of a past round opens no fresh share (red team 5: past
+        aborts and private keys). Read from the message and its chain alone, so alike at every seat."""
+        if msg.kind in META_KINDS:
+            return -1
+        return max(msg.round, self.chain_rounds.get((author, public), 0))
 
     def _charge(self, author: int, msg: SignedMessage, public: bool) -> None:
-        usage = self.usage.setdefault((author, self._quota_round(msg), public), [0, 0])
+        charged = self._quota_round(author, msg, public)
+        usage = self.usage.setdefault((author, charged, public), [0, 0])
         usage[0] += 1
         usage[1] += len(msg.signed_bytes())
+        if charged >= 0:
+            self.chain_rounds[(author, public)] = charged
 
     def _accept_public(self, sender: int | None, msg: SignedMessage) -> None:
         author = self.seat_of.get(msg.author)
@@ -181,7 +186,7 @@ class InboxMixin(SessionCore):
         size = len(msg.signed_bytes())
         held = sum(1 for key in self.held if key[0] == chain)
         if held >= MAX_HELD or self.held_bytes.get(chain, 0) + size > MAX_HELD_BYTES:
-            raise ProtocolError("P-1.3", f"too many out-of-order messages from seat {author}")
+            raise NotYet("P-1.3", f"too many out-of-order messages from seat {author}")
         self.held[(chain, msg.seq)] = msg
         self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
         self.last_input_kept = True
@@ -192,10 +197,17 @@ class InboxMixin(SessionCore):
         return msg
 
     def _handle_private(self, seat: int, msg: SignedMessage) -> bool:
+        if self.stage == "over":
+            raise _Ignored("P-1.3", f"a private {msg.kind!r} after the game: ignored")
         if msg.round > self.round_index:
             return False
         if msg.round < self.round_index:
             raise _Ignored("P-1.3", f"a private {msg.kind!r} of past round {msg.round}: ignored")
+        if self.stage == "audit":
+            # Play is over here: nothing private is owed any more (`waiting`), and a fault found now
+            # could not be checked by a seat already in the next round (I2; red team 5: an unasked
+            # peek answer at the round's seam). Ignored like one of a past round.
+            raise _Ignored("P-1.3", f"a private {msg.kind!r} after the round's play: ignored")
         if msg.kind == "p.keys":
             return self._on_private_keys(seat, msg)
         if msg.kind == "p.peek":
@@ -213,14 +225,16 @@ class InboxMixin(SessionCore):
     def _pump(self) -> None:
         """Handle queued messages, each author's in order, until none can go further now."""
         progress = True
-        while progress and self.stage not in ("ended", "over"):
+        # Once over, verdicts and claims in the chains are still read (`_handle`): a seat still in the
+        # last audit reads them too, and both must reach the same end (I2; red team 5).
+        while progress and self.stage not in ("ended",):
             progress = False
             for seat, queue, handle in (
                 *((s, self.inbox[s], self._handle) for s in range(self.n)),
                 *((s, self.private_inbox[s], self._handle_private) for s in range(self.n)),
             ):
                 public = handle == self._handle
-                while queue and self.stage not in ("ended", "over"):
+                while queue and self.stage not in ("ended",):
                     msg = queue[0]
                     try:
                         done = handle(seat, msg)
@@ -261,8 +275,14 @@ class InboxMixin(SessionCore):
     def _handle(self, seat: int, msg: SignedMessage) -> bool:
         """Apply one message of `seat`; False when the table has not reached its point yet."""
         if msg.kind in META_KINDS:  # verdicts and claims, whatever the round (I2)
+            if msg.kind == "blame" and self.stage == "over":
+                self.pending_blames.pop(seat, None)
+                self._judge_after_over(msg)
+                return True
             meta: Callable[[int, SignedMessage], bool] = getattr(self, KINDS[msg.kind])
             return meta(seat, msg)
+        if self.stage == "over":  # nothing more to play; read on to the verdicts and claims behind it
+            raise _Ignored("P-1.3", f"seat {seat}'s {msg.kind!r} after the game's last audit: ignored")
         if self.my_claim is not None:
             return False  # this seat has claimed a timeout: it takes no further step until that is settled
         self._current = msg

@@ -76,8 +76,6 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
             else:
                 self._accept_public(sender, msg)
             self._pump()
-            if self.stage == "over" and msg.kind == "blame" and self.last_input_kept:
-                self._judge_after_over(msg)
         except EquivocationDetected as exc:
             self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
         except CheatDetected as exc:
