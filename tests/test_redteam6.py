@@ -1,0 +1,76 @@
+"""Red team 6: attacks on fix5's b1c74d6 (issue 9).
+
+Targets: every kind but blame and stop capped at MAX_SMALL_BYTES (`_state.SMALL_KINDS`); evidence named
+by reference (`_round.fitting_evidence`, `blame._reference_pending`); `_round.NotYet` making a blame wait;
+each private item decided once (`blame._private_item_fault`); private messages ignored in audit and over
+(`inbox._handle_private`); an over session reading on to the verdicts and claims (`inbox._pump`,
+`_handle`, `clocks._judge_claims`); the quota charged to the chain's latest round (`inbox._quota_round`).
+
+Each test is an attack by a modified client at one seat, the real `TableSession` everywhere else,
+checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 honest seats agree, I3
+nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an invariant is a
+strict xfail, the comment "BROKE" above it saying what breaks and where in the code; an attack the code
+withstands is a plain test that asserts the invariants on a table where the attack fired (`applied > 0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from test_redteam_equiv import run_table
+
+from protocol.signed import SignedMessage
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Strategy
+
+# --- 1: a fault at the step limit, behind the claim of the seat that got it late -------------------
+
+
+class FaultAfterTheClaim(Strategy):
+    """This seat sends the victim its hand keys (private: nobody passes them on) `gap` seconds after
+    the bystander's, so the victim's hand, and the first choice of the round, come `gap` seconds later
+    there. Its own first choice is a commitment that is not one (a digest of the wrong shape: a fault of
+    its own signed message, blamed on it by every seat that handles it) and reaches the bystander only
+    after the bystander's clock for that choice ran out (it claims the step, P-5.3), and the victim just
+    after that, still within the victim's own limit: the victim convicts at once."""
+
+    name = "fault-after-the-claim"
+
+    def __init__(self, victim: int, bystander: int, gap: float = 1.0) -> None:
+        self.victim = victim
+        self.bystander = bystander
+        self.gap = gap
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == self.victim:
+            return (Emit(delay=self.gap),)
+        if msg.kind != "commit" or occurrence != 0:
+            return (KEEP,)
+        ctx.applied += 1
+        # dealt now here and at the bystander, which claims at its first tick past the limit for another
+        # seat's decision (`clocks._tick`, `_others_turn_limit`: strictly past)
+        limit = (ctx.settings.turn_timeout or 0.0) + ctx.settings.step_timeout
+        claim_tick = (int((ctx.now + limit) / TICK) + 1) * TICK
+        at = claim_tick + 0.1 if to == self.victim else claim_tick + 0.5
+        return (Emit(body={**msg.body, "digest": "zz"}, delay=at - ctx.now),)
+
+
+# BROKE (I2): a seat that has claimed a timeout takes no further step (`inbox._handle`: `my_claim is not
+# None` -> False, before any non-meta kind), and a blame waits at a seat until it has handled the accused's
+# quoted message in its chain (`blame._evidence_verdict`: `handled[accused] <= signed.seq` -> pending). Seat 2
+# sends seat 0 its hand keys a second late (private, not gossiped), so seat 0's clock for the first choice
+# starts a second after seat 1's. Seat 2's commitment (digest "zz") reaches seat 0 at seat 1's claim tick +
+# 0.1 s: seat 1 has just claimed seat 2 (P-5.3), seat 0 is within its limit and blames seat 2 (P-2.1,
+# malformed) at once, quoting the commitment. At seat 1 the commitment is chained (from the blame's evidence,
+# then by gossip) but never handled: it is behind seat 1's own claim, which only seat 0's claim could settle,
+# and seat 0 has ended. Seat 0's blame stays pending at seat 1 until `_judge_claims` stops it after twice the
+# limit ("the other seats do not: the table could not agree"). Seat 0: Blamed(2, P-2.1); seat 1: Stopped.
+# (Without the fault, finding 8's timing ends in a stop at both.) Any fault of the accused's that lies in its
+# chain past a step one honest seat claimed, and that another honest seat handled, does it.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k after_the_claim
+@pytest.mark.xfail(strict=True, reason="I2: a fault behind a seat's own claim is never reached there")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_fault_just_past_one_seats_limit_convicts_everywhere(game: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: FaultAfterTheClaim(victim=0, bystander=1)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
