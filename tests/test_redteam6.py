@@ -18,10 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from test_redteam_equiv import run_table
+from test_redteam5 import _respelt
+from test_redteam_equiv import STEP, run_table
 
-from protocol.signed import SignedMessage
-from protocol.testing import KEEP, TICK, AttackContext, Emit, Strategy
+import protocol.signed as signed_module
+from protocol.encoding import canonical
+from protocol.identity import PublicIdentity
+from protocol.signed import SignedMessage, sign_message
+from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
 # --- 1: a fault at the step limit, behind the claim of the seat that got it late -------------------
 
@@ -74,3 +79,69 @@ def test_a_fault_just_past_one_seats_limit_convicts_everywhere(game: str) -> Non
     table = run_table(game, 3, {}, 0, {2: FaultAfterTheClaim(victim=0, bystander=1)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 2: a pending blame's public items that are not in the chain are verified on every input ---------
+
+
+class HeavyForgedPendingBlame(Strategy):
+    """A blame of the victim whose evidence is one `secrets` item of the current round (held for this
+    seat's own audit by `blame._audit_pending`, unsigned and unchecked) and as many copies as fit in a
+    message of a public `move` that names the victim as author, at a seq its chain never reaches, with
+    a signature of junk. `ChainTracker.holds` spares re-checking copies of chained messages only, and
+    `blame._private_item_fault` decides private items once: these are neither."""
+
+    name = "heavy-forged-pending-blame"
+
+    def __init__(self) -> None:
+        self.blame: SignedMessage | None = None
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.blame is not None or msg.kind not in ("move", "commit"):
+            return
+        ctx.applied += 1
+        victim = ctx.victim()
+        table, rnd = ctx.settings.table, ctx.session.round_index
+        pending = sign_message(ctx.identity, table, rnd, 999, "00" * 32, "secrets", {"secrets": {}, "openings": {}})
+        forged = {
+            **sign_message(ctx.identity, table, rnd, 1 << 30, "00" * 32, "move", {"step": 0}).to_json(),
+            "author": ctx.settings.seats[victim].peer_id,
+        }
+        copies = (MAX_OWN_EVIDENCE_BYTES - 4096) // len(canonical(forged))
+        body = {"seat": victim, "rule": "P-5.1", "message": "x", "evidence": [pending.to_json(), *[forged] * copies]}
+        self.blame = ctx.publish("blame", body)[0]
+
+
+# BROKE (I6, CPU): red team 5's pending-blame attack (fixed for private items by `blame._private_item_fault`,
+# for copies of chained messages by `ChainTracker.holds`) is open through public items that are in no chain.
+# Seat 2 blames seat 0 with a `secrets` item of the current round (`blame._audit_pending`: pending until seat
+# 1's own audit, or twice the limit) and ~640 copies of a `move` "by seat 0" at seq 2^30 with a junk
+# signature. `_on_blame` returns None while pending, so every `_pump` at seat 1 runs `_evidence_verdict`
+# over the whole evidence again, and each copy, not held (`tracker.holds`), is `signed.verify`-ed (and
+# fails: `ProtocolError`, skipped, never remembered): 640 Ed25519 checks per 1 KB duplicate input
+# (respelt: lanplay's byte-level dedup misses it; no cap counts it). Nobody is blamed; the laptop is pinned.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k forged_public_items
+@pytest.mark.xfail(strict=True, reason="I6: forged public evidence items are verified again on every input")
+def test_a_pending_blames_forged_public_items_are_not_verified_on_every_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attack = HeavyForgedPendingBlame()
+    h = Harness(
+        "sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
+        catch=True, faults=Faults(gossip_delay=0.05),
+    )  # fmt: skip
+    h.run(until=lambda x: bool(x.sessions[1].pending_blames), max_deliveries=60_000, tick_every=TICK, max_time=100)
+    assert attack.blame is not None and 2 in h.sessions[1].pending_blames
+    checks = [0]
+    verify = signed_module.SignedMessage.verify
+
+    def counting_verify(self: SignedMessage, public_key: PublicIdentity) -> None:
+        checks[0] += 1
+        verify(self, public_key)
+
+    monkeypatch.setattr(signed_module.SignedMessage, "verify", counting_verify)
+    first = next(m for m in h.attackers[2].sent if m.kind == "seed.commit")
+    for _ in range(10):
+        h.sessions[1].receive(2, _respelt(first), h.now)
+    assert h.sessions[1].stage != "ended"  # still pending: the duplicates changed nothing
+    assert checks[0] / 10 <= 50, f"{checks[0] / 10} signature checks per duplicate"
