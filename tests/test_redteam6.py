@@ -145,3 +145,51 @@ def test_a_pending_blames_forged_public_items_are_not_verified_on_every_input(
         h.sessions[1].receive(2, _respelt(first), h.now)
     assert h.sessions[1].stage != "ended"  # still pending: the duplicates changed nothing
     assert checks[0] / 10 <= 50, f"{checks[0] / 10} signature checks per duplicate"
+
+
+# --- 3: a fault behind the last secrets, read in the audit at one seat and after the game at another --
+
+
+class SecondSecretsToTheFirst(Strategy):
+    """When another seat's move ends the round, this seat (seat 0, so it hears that move before the
+    seat after it) publishes its secrets at once and, next in its chain, a second set of secrets: a
+    fault of its own signed message (P-5.2). Both reach the seat that ended the round at once, every
+    other seat a second later (the first seat's gossip brings them after 50 ms)."""
+
+    name = "second-secrets-to-the-first"
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "secrets" or occurrence != 0:
+            return (KEEP,)
+        if self.first is None:
+            moves = [m for m in ctx.received if m.kind in ("move", "reveal") and m.round == msg.round]
+            if not moves or moves[-1].author == ctx.identity.peer_id:
+                return (KEEP,)
+            self.first = ctx.harness.identities.index(
+                next(i for i in ctx.harness.identities if i.peer_id == moves[-1].author)
+            )
+            ctx.applied += 1
+        delay = 0.0 if to == self.first else 1.0
+        return (Emit(delay=delay), Emit(delay=delay))
+
+
+# BROKE (I2): in the game's last round, a seat in the audit handles a non-meta fault, and a seat already over
+# ignores it (`inbox._handle`: "after the game's last audit: ignored") and refuses the blame that quotes it
+# (`blame._judge_after_over`: not an equivocation, so "proves nothing here"). Sixes with one chip: seat `f`'s
+# move ends the round; seat 0 hears it first, enters the audit and sends its secrets and a second set of
+# secrets to seat `f` at once. Seat `f` is in the audit with its own and seat 0's secrets, the bystander's not
+# yet in: the second set is a P-5.2 fault (`audit._on_secrets`) and seat `f` blames seat 0, quoting it. The
+# bystander gets the blame at once (pending: `_audit_pending`, its own audit lacks seat 0's secrets), then
+# seat 0's secrets by gossip 50 ms later: its audit completes, it is over, and the pending blame, read again in
+# over, proves nothing there (the second set is behind secrets it confirmed, and ignored). Seat `f`:
+# Blamed(0, P-5.2); the bystander: GameOver. (Red team 5's fix let an over seat read on to meta kinds only.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k second_set
+@pytest.mark.xfail(strict=True, reason="I2: a fault behind the last secrets convicts in the audit, not once over")
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_second_set_of_last_secrets_convicts_everywhere(seed: int) -> None:
+    table = run_table("sixes", 3, {"chips": 1}, seed, {0: SecondSecretsToTheFirst()})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
