@@ -193,3 +193,42 @@ def test_a_second_set_of_last_secrets_convicts_everywhere(seed: int) -> None:
     table = run_table("sixes", 3, {"chips": 1}, seed, {0: SecondSecretsToTheFirst()})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 4: a blame of an honest seat naming, by reference, a message it never signed -----------------------
+
+
+class ForgedReferenceBlame(Strategy):
+    """Before its first move this seat blames the victim with one piece of evidence: a reference
+    (`_round.fitting_evidence`'s shape) to the victim's message at `seq` with a digest of junk, or at a
+    seq the victim's chain never reaches. `blame._reference_pending` waits at every seat."""
+
+    name = "forged-reference-blame"
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.kind not in ("move", "commit"):
+            return
+        self.fired = True
+        ctx.applied += 1
+        victim = ctx.victim()
+        reference = {"table": ctx.settings.table, "author": ctx.settings.seats[victim].peer_id, "seq": self.seq}
+        evidence = [{**reference, "digest": "ab" * 32}]
+        ctx.publish("blame", {"seat": victim, "rule": "P-1.3", "message": "forked", "evidence": evidence})
+
+
+# Withstood (I1, I2, I4): the reference matches nothing any seat holds, so the blame waits at every honest seat
+# alike (`blame._reference_pending`), the blamer's chain behind it; the first seat whose wait runs out (twice
+# the limit, `_judge_pending_blames`) stops and every other seat stops on its `stop`: nobody convicted, the
+# table ends. 4 tables (a held seq with a wrong digest, a seq never reached; 6th Sense, 6 nimmt!).
+@pytest.mark.parametrize("seq", [0, 1 << 20])
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_forged_reference_stops_every_seat_alike(game: str, seq: int) -> None:
+    table = run_table(game, 3, {}, 0, {2: ForgedReferenceBlame(seq)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        assert table.harness.blames(seat) == [] and table.harness.sessions[seat].stopped is not None
