@@ -15,16 +15,19 @@ withstands is a plain test that asserts the invariants on a table where the atta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 
 import pytest
-from test_redteam5 import _respelt
+from test_redteam5 import HeavyPrivatePendingBlame, Journaled, PastRoundAborts, _respelt, state_of
 from test_redteam_equiv import STEP, run_table
 
 import protocol.signed as signed_module
+from engine.api import JSONObject
 from protocol.encoding import canonical
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage, sign_message
+from protocol.table import TableSession
 from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
@@ -232,3 +235,46 @@ def test_a_forged_reference_stops_every_seat_alike(game: str, seq: int) -> None:
     assert table.invariants() == [], table.report()
     for seat in (0, 1):
         assert table.harness.blames(seat) == [] and table.harness.sessions[seat].stopped is not None
+
+
+# --- 5: resume: the chain rounds, the private verdicts and the over stage after a replay ---------------
+
+
+def resumed_state(session: TableSession) -> dict[str, object]:
+    """Red team 5's `state_of`, with what b1c74d6 added: the latest round charged per chain, the
+    private items decided, and whether the game is over."""
+    return {
+        **state_of(session),
+        "chain_rounds": sorted(session.chain_rounds.items()),
+        "private_verdicts": sorted(session.private_verdicts.items()),
+        "over": session.stage == "over",
+    }
+
+
+RESUMED = [
+    pytest.param("take6", {}, lambda: PastRoundAborts(at=1, share=300_000), 2, id="past-round-aborts"),
+    pytest.param("sixth-sense", {}, HeavyPrivatePendingBlame, 1, id="private-verdicts"),
+    pytest.param("take6", {}, lambda: ForgedReferenceBlame(0), 1, id="forged-reference"),
+    pytest.param("sixes", {"chips": 1}, SecondSecretsToTheFirst, 1, id="second-secrets"),
+]
+
+
+# Withstood (I3, I6 at resume): every honest seat's journal, as lanplay's runner keeps it (red team 5's
+# `Journaled`), replayed into a fresh session gives the same quotas, chain rounds, private verdicts, holds,
+# claims, pending blames, chains, verdict and stage as the live session. 4 tables, 2 honest seats each.
+@pytest.mark.parametrize(("game", "options", "make", "rounds"), RESUMED)
+def test_a_replayed_journal_rebuilds_what_b1c74d6_added(
+    game: str, options: JSONObject, make: Callable[[], Strategy], rounds: int
+) -> None:
+    attacker = 0 if game == "sixes" else 2
+    honest = [s for s in range(3) if s != attacker]
+    factories = {s: Journaled for s in honest}
+    table = run_table(game, 3, options, 0, {attacker: make()}, factories=factories, rounds=rounds)
+    assert table.applied > 0
+    for seat in honest:
+        live = table.harness.sessions[seat]
+        assert isinstance(live, Journaled)
+        fresh = TableSession(table.harness.settings, table.harness.identities[seat], 0.0, random.Random(seat).randbytes)
+        for call, args in live.journal:
+            getattr(fresh, call)(*args)
+        assert resumed_state(fresh) == resumed_state(live)
