@@ -278,3 +278,61 @@ def test_a_replayed_journal_rebuilds_what_b1c74d6_added(
         for call, args in live.journal:
             getattr(fresh, call)(*args)
         assert resumed_state(fresh) == resumed_state(live)
+
+
+# --- 6: an equivocation of a blame, too big to be quoted ---------------------------------------------
+
+
+class OversizedBlameEquivocation(Strategy):
+    """Before its first move this seat blames the victim with evidence that waits at every seat (a
+    `secrets` item of the current round: `blame._audit_pending`), padded to `size` bytes: blame and stop
+    are the two kinds `_state.SMALL_KINDS` leaves out, up to what any peer reads. Every seat gets it; the
+    victim alone gets, half a second later, a second version at the same seq and prev (other padding)."""
+
+    name = "oversized-blame-equivocation"
+
+    def __init__(self, size: int = 160_000) -> None:
+        self.size = size
+        self.fired = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fired or msg.kind not in ("move", "commit"):
+            return
+        self.fired = True
+        ctx.applied += 1
+        victim = ctx.victim()
+        table, rnd = ctx.settings.table, ctx.session.round_index
+        anchor = sign_message(ctx.identity, table, rnd, 999, "00" * 32, "secrets", {"secrets": {}, "openings": {}})
+        views = [ctx._view(table, to) for to in range(ctx.n) if to != ctx.seat]
+        seq, head = views[0].seq, views[0].head
+        assert all((v.seq, v.head) == (seq, head) for v in views)
+        versions = [
+            sign_message(ctx.identity, table, rnd, seq, head, "blame", {
+                "seat": victim, "rule": "P-4.3", "message": "x", "evidence": [anchor.to_json()], "pad": tag * self.size,
+            })
+            for tag in ("a", "b")
+        ]  # fmt: skip
+        for to in range(ctx.n):
+            if to != ctx.seat:
+                ctx.raw(to, versions[0].to_wire())
+                ctx._view(table, to).seq, ctx._view(table, to).head = seq + 1, versions[0].digest()
+        ctx.raw(victim, versions[1].to_wire(), delay=0.5)
+
+
+# BROKE (I2): red team 5's oversized equivocation, through the two kinds the size cap leaves out. Seat 2 signs
+# two versions of one blame (~160 KB each, under MAX_MESSAGE_BYTES; a blame's body is not shape-checked past
+# its four fields), both pending (a `secrets` anchor of the current round, `blame._audit_pending`): one to
+# every seat, the other to seat 0 alone half a second later. Seat 0's `ChainTracker` raises the equivocation
+# and `_blame` quotes the proof {first, second}, ~320 KB: over MAX_OWN_EVIDENCE_BYTES, and not a signed
+# message, so `_round.fitting_evidence` has no reference for it and drops it: seat 0's blame goes out with no
+# evidence. Seat 1 never gets the second version (seat 0 does not pass on a message whose acceptance raised),
+# so `_evidence_verdict` over no items is False and seat 1 stops at once. Seat 0: Blamed(2, P-1.3); seat 1:
+# Stopped. ("A faulty message or both halves of an equivocation proof always fit": not for blame and stop.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k blame_equivocation
+@pytest.mark.xfail(strict=True, reason="I2: an equivocated blame's proof is too big to quote, and is dropped")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_an_oversized_blame_equivocation_convicts_everywhere(game: str) -> None:
+    options = {"chips": 2} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: OversizedBlameEquivocation()})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
