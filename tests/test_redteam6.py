@@ -121,7 +121,7 @@ class HeavyForgedPendingBlame(Strategy):
 # 1's own audit, or twice the limit) and ~640 copies of a `move` "by seat 0" at seq 2^30 with a junk
 # signature. `_on_blame` returns None while pending, so every `_pump` at seat 1 runs `_evidence_verdict`
 # over the whole evidence again, and each copy, not held (`tracker.holds`), is `signed.verify`-ed (and
-# fails: `ProtocolError`, skipped, never remembered): 640 Ed25519 checks per 1 KB duplicate input
+# fails: `ProtocolError`, skipped, never remembered): 640 Ed25519 checks, ~0.2 s of CPU, per 0.5 KB duplicate
 # (respelt: lanplay's byte-level dedup misses it; no cap counts it). Nobody is blamed; the laptop is pinned.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k forged_public_items
 @pytest.mark.xfail(strict=True, reason="I6: forged public evidence items are verified again on every input")
