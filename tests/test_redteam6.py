@@ -336,3 +336,34 @@ def test_an_oversized_blame_equivocation_convicts_everywhere(game: str) -> None:
     table = run_table(game, 3, options, 0, {2: OversizedBlameEquivocation()})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 7: a stop after the game, to one seat only ----------------------------------------------------------
+
+
+class StopAfterTheGame(Strategy):
+    """Two seconds after its last secrets (every seat is over by then), this seat signs a `stop`, next
+    in its chain, and sends it to the victim alone."""
+
+    name = "stop-after-the-game"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "secrets" or occurrence != 0:
+            return (KEEP,)
+        ctx.applied += 1
+        if to != ctx.victim():
+            return (KEEP,)
+        stop = {"rule": "P-5.3", "message": "sore loser", "evidence": []}
+        return (KEEP, Emit(kind="stop", body=stop, delay=2.0))
+
+
+# Withstood (I2): an over session reads meta kinds on (`inbox._handle`), so the victim, over, stops on the
+# stop, publishes its own, and the bystander, over too, stops on that (or on the gossip): every honest seat
+# ends Stopped, nobody convicted. Noted for the lead: this lets any seat turn a finished game (GameOver
+# already shown) into "the table could not agree" at every seat still draining its links, and leave it
+# finished at one that has closed them. 2 tables (Sixes, one chip).
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_stop_after_the_game_to_one_seat_ends_every_seat_alike(seed: int) -> None:
+    table = run_table("sixes", 3, {"chips": 1}, seed, {2: StopAfterTheGame()})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
