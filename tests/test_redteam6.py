@@ -353,7 +353,7 @@ class StopAfterTheGame(Strategy):
         ctx.applied += 1
         if to != ctx.victim():
             return (KEEP,)
-        stop = {"rule": "P-5.3", "message": "sore loser", "evidence": []}
+        stop: JSONObject = {"rule": "P-5.3", "message": "sore loser", "evidence": []}
         return (KEEP, Emit(kind="stop", body=stop, delay=2.0))
 
 
