@@ -11,6 +11,11 @@ checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 h
 nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an invariant is a
 strict xfail, the comment "BROKE" above it saying what breaks and where in the code; an attack the code
 withstands is a plain test that asserts the invariants on a table where the attack fired (`applied > 0`).
+
+The common thread of the I2 breaks (1, 3, 6): one honest seat convicts at once on something it handled
+itself, and the blame reaches a seat that cannot reach the same point: behind its own timeout claim (1),
+already over, where a non-meta fault is ignored and the blame quoting it proves nothing (3), or never
+given the evidence, because a proof of two blames or stops is too big to quote and has no reference (6).
 """
 
 from __future__ import annotations
