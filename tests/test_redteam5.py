@@ -58,7 +58,9 @@ from protocol.testing import (
     Harness,
     Strategy,
     kept_messages,
-    test_identity,
+)
+from protocol.testing import (
+    test_identity as seat_identity,
 )
 
 # --- 1: a forked secrets message too big to be quoted in the blame ---------------------------------
@@ -156,7 +158,7 @@ def test_a_trimmed_audit_blame_names_the_fork_by_reference(game: str, monkeypatc
 
 
 def test_fitting_evidence_replaces_the_largest_by_references() -> None:
-    identity = test_identity(0, 0)
+    identity = seat_identity(0, 0)
     table = "ab" * 16
     small = sign_message(identity, table, 0, 0, "0" * 64, "move", {"x": 1})
     large = sign_message(identity, table, 0, 1, small.digest(), "secrets", {"pad": "y" * 5000})

@@ -81,6 +81,8 @@ class FaultAfterTheClaim(Strategy):
 # (Without the fault, finding 8's timing ends in a stop at both.) Any fault of the accused's that lies in its
 # chain past a step one honest seat claimed, and that another honest seat handled, does it.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k after_the_claim
+# Still open (documented in docs/PROTOCOL.md, Limits): a seat that has claimed a timeout handles no step
+# until its claim is settled, so it cannot check a fault that lies past the claimed step.
 @pytest.mark.xfail(strict=True, reason="I2: a fault behind a seat's own claim is never reached there")
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_a_fault_just_past_one_seats_limit_convicts_everywhere(game: str) -> None:
@@ -129,7 +131,8 @@ class HeavyForgedPendingBlame(Strategy):
 # fails: `ProtocolError`, skipped, never remembered): 640 Ed25519 checks, ~0.2 s of CPU, per 0.5 KB duplicate
 # (respelt: lanplay's byte-level dedup misses it; no cap counts it). Nobody is blamed; the laptop is pinned.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k forged_public_items
-@pytest.mark.xfail(strict=True, reason="I6: forged public evidence items are verified again on every input")
+# Fixed: a blame's evidence item whose signature failed is remembered by digest and signature
+# (`blame._remember`, `item_verdicts`) and not verified again.
 def test_a_pending_blames_forged_public_items_are_not_verified_on_every_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -195,7 +198,8 @@ class SecondSecretsToTheFirst(Strategy):
 # over, proves nothing there (the second set is behind secrets it confirmed, and ignored). Seat `f`:
 # Blamed(0, P-5.2); the bystander: GameOver. (Red team 5's fix let an over seat read on to meta kinds only.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k second_set
-@pytest.mark.xfail(strict=True, reason="I2: a fault behind the last secrets convicts in the audit, not once over")
+# Fixed: an over session judges a message as a seat in a next round would (`inbox._handle`: stale,
+# P-1.3), like the seat still in the last audit (which convicts on the second set, P-5.2).
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_a_second_set_of_last_secrets_convicts_everywhere(seed: int) -> None:
     table = run_table("sixes", 3, {"chips": 1}, seed, {0: SecondSecretsToTheFirst()})
@@ -251,7 +255,7 @@ def resumed_state(session: TableSession) -> dict[str, object]:
     return {
         **state_of(session),
         "chain_rounds": sorted(session.chain_rounds.items()),
-        "private_verdicts": sorted(session.private_verdicts.items()),
+        "item_verdicts": sorted(session.item_verdicts.items()),
         "over": session.stage == "over",
     }
 
@@ -334,7 +338,9 @@ class OversizedBlameEquivocation(Strategy):
 # so `_evidence_verdict` over no items is False and seat 1 stops at once. Seat 0: Blamed(2, P-1.3); seat 1:
 # Stopped. ("A faulty message or both halves of an equivocation proof always fit": not for blame and stop.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k blame_equivocation
-@pytest.mark.xfail(strict=True, reason="I2: an equivocated blame's proof is too big to quote, and is dropped")
+# Fixed: both versions are passed on before the blame (`blame._blame_equivocation`), and a proof too big
+# to quote goes out as references to its halves (`_round.evidence_references`): the bystander waits on
+# them and finds the fork itself.
 @pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
 def test_an_oversized_blame_equivocation_convicts_everywhere(game: str) -> None:
     options = {"chips": 2} if game == "sixes" else {}

@@ -20,7 +20,7 @@ from protocol.commitment import Commitment, Opening
 from protocol.deck import CardTable, Entropy, KeyOpening
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
-from protocol.signed import ZERO_DIGEST, ChainTracker, SignedMessage
+from protocol.signed import ZERO_DIGEST, ChainTracker, EquivocationDetected, SignedMessage
 from protocol.table._round import _Round
 from protocol.table._state import TRANSITIONS, Stage
 from protocol.table.values import Blamed, Output, Stopped, TableSettings, private_channel
@@ -97,7 +97,9 @@ class SessionCore:
         self.claim_seen: dict[tuple[int | None, str], float] = {}
         self.my_claim: tuple[int | None, str] | None = None
         self.pending_blames: dict[int, tuple[SignedMessage, float]] = {}  # blamer -> (blame, since)
-        self.private_verdicts: dict[str, bool] = {}  # digest of a blame's private item -> its fault (I6)
+        # a blame's evidence item ("digest/sig") -> decided once: its fault (private), or False when its
+        # signature fails (I6: a waiting blame is read again on every input)
+        self.item_verdicts: dict[str, bool] = {}
         self.stopped: Stopped | None = None
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
@@ -128,6 +130,8 @@ class SessionCore:
         def _check_peek(self, rd: _Round, sender: int, recipient: int, body: JSONObject) -> str: ...
 
         def _judge_after_over(self, msg: SignedMessage) -> None: ...
+
+        def _blame_equivocation(self, exc: EquivocationDetected) -> None: ...
 
         def _judge_pending_blames(self) -> None: ...
 

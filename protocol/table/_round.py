@@ -171,36 +171,38 @@ def _reference(value: bytes, seat: int) -> JSONObject:
 REFERENCE_FIELDS = frozenset({"table", "author", "seq", "digest"})
 
 
-def evidence_reference(item: JSONObject) -> JSONObject | None:
-    """A signed message named by its place in its author's chain and its digest, or None for an
-    item that is not a signed message. Small whatever the message's size."""
-    try:
-        signed = SignedMessage.from_json(item)
-    except ProtocolError:
-        return None
-    return {"table": signed.table, "author": signed.author, "seq": signed.seq, "digest": signed.digest()}
+def evidence_references(item: JSONObject) -> tuple[JSONObject, ...]:
+    """A signed message named by its place in its author's chain and its digest (an equivocation
+    proof: both its halves so named); () for an item that is neither. Small whatever their size."""
+    halves: tuple[object, ...] = (item["first"], item["second"]) if set(item) == {"first", "second"} else (item,)
+    references: list[JSONObject] = []
+    for half in halves:
+        try:
+            signed = SignedMessage.from_json(half)
+        except ProtocolError:
+            return ()
+        place = {"table": signed.table, "author": signed.author, "seq": signed.seq}
+        references.append({**place, "digest": signed.digest()})
+    return tuple(references)
 
 
 def fitting_evidence(evidence: tuple[JSONObject, ...], budget: int) -> tuple[JSONObject, ...]:
     """The evidence items, in their order, in at most `budget` bytes: the largest are replaced by
-    a reference (`evidence_reference`) first, and left out only if that is not enough. This seat's
+    references (`evidence_references`) first, and left out only if that is not enough. This seat's
     own blame or stop must stay small enough for every peer to read (I3); a reference still tells a
     seat that holds another version at that place to wait for the gossip that brings this one
     (I2: red team 5, a trimmed audit blame otherwise hid the very fork it was about)."""
-    items = list(evidence)
-    sizes = [len(canonical(item)) + 1 for item in items]
+    slots: list[tuple[JSONObject, ...]] = [(item,) for item in evidence]
+    sizes = [len(canonical(item)) + 1 for item in evidence]
     total = sum(sizes)
-    for index in sorted(range(len(items)), key=lambda i: -sizes[i]):
+    for index in sorted(range(len(slots)), key=lambda i: -sizes[i]):
         if total <= budget:
             break
-        reference = evidence_reference(items[index])
+        references = evidence_references(slots[index][0])
         total -= sizes[index]
-        if reference is None:
-            items[index], sizes[index] = {}, 0
-            continue
-        items[index], sizes[index] = reference, len(canonical(reference)) + 1
+        slots[index], sizes[index] = references, sum(len(canonical(r)) + 1 for r in references)
         total += sizes[index]
-    while total > budget and items:  # references alone too many: keep those that fit, in order
+    while total > budget and slots:  # references alone too many: keep those that fit, in order
         total -= sizes.pop()
-        items.pop()
-    return tuple(item for item in items if item)
+        slots.pop()
+    return tuple(item for slot in slots for item in slot)

@@ -83,7 +83,7 @@ MAX_ROUND_MESSAGES = 2000  # messages one author may send in one round (public a
 # ... and their bytes. An honest seat's busiest round is about 64 KiB in 30 messages (6 nimmt!, 10
 # seats); every round's share is kept for the game, so the share is what a hostile seat adds a round.
 MAX_ROUND_BYTES = 1 << 20
-MAX_PRIVATE_VERDICTS = 1 << 16  # a blame's private items decided once each, kept for later re-reads
+MAX_ITEM_VERDICTS = 1 << 16  # a blame's evidence items decided once each, kept for later re-reads
 MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
 # Every kind but the two that quote others (blame, stop) is small: an honest seat's largest is a lock
 # pass of 6 nimmt!'s 104 cards, about 28 KiB. Bigger is refused before it is chained or held, so

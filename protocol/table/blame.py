@@ -18,13 +18,13 @@ from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, Sign
 from protocol.table._core import SessionCore
 from protocol.table._round import REFERENCE_FIELDS, NotYet, _is_seat, fitting_evidence, is_digest
 from protocol.table._state import (
+    MAX_ITEM_VERDICTS,
     MAX_OWN_EVIDENCE_BYTES,
-    MAX_PRIVATE_VERDICTS,
     MAX_TEXT,
     PRIVATE_KINDS,
     PUBLIC_KINDS,
 )
-from protocol.table.values import Blamed, Refused, private_channel
+from protocol.table.values import Blamed, Refused, Send, private_channel
 
 
 class BlameMixin(SessionCore):
@@ -38,6 +38,17 @@ class BlameMixin(SessionCore):
             shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
             self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(shown)})
         self._enter("ended")
+
+    def _blame_equivocation(self, exc: EquivocationDetected) -> None:
+        """Two versions of one public message: both are passed on first, so every seat that holds
+        either finds the fork itself, even when the proof is too big to quote whole (two blames
+        near the size limit) and the blame carries only references to its halves (I2; red team 6).
+        A private channel's proof stays between its two seats; its halves are small enough to quote."""
+        proof = exc.proof
+        if proof.first.table == self.settings.table:
+            for half in (proof.first, proof.second):
+                self._out.append(Send(None, half.to_wire(), forward=True))
+        self._blame(exc.seat, exc.rule, exc.message, (proof.to_json(),))
 
     def _on_blame(self, seat: int, msg: SignedMessage) -> bool:
         """Another seat's verdict (I1, I2): adopted when its evidence proves it here too; waited on
@@ -146,7 +157,14 @@ class BlameMixin(SessionCore):
                 if signed.table != self.settings.table:
                     continue
                 if not self.tracker.holds(signed):  # a copy of a message held here needs no second check
-                    signed.verify(self.settings.seats[accused])
+                    key = _item_key(signed)
+                    if key in self.item_verdicts:
+                        continue  # its signature failed before (red team 6: forged items re-verified)
+                    try:
+                        signed.verify(self.settings.seats[accused])
+                    except ProtocolError:
+                        self._remember(key, False)
+                        raise
                 if signed.kind not in PUBLIC_KINDS:
                     return True
                 # A public message: this seat judges it itself on reaching it in the accused's chain.
@@ -180,21 +198,25 @@ class BlameMixin(SessionCore):
         return held is None or held.digest() != digest
 
     def _private_item_fault(self, accused: int, recipient: int, signed: SignedMessage) -> bool | None:
-        """`_private_fault` of a blame's private item, each decided once: a pending blame is read
+        """`_private_fault` of a blame's private item, each decided once (`item_verdicts`): a pending blame is read
         again on every input, and re-checking its signatures and keys each time let one peer pin a
         seat's CPU with free duplicates (I6; red team 5)."""
-        key = signed.digest()
-        if key in self.private_verdicts:
-            return self.private_verdicts[key]
+        key = _item_key(signed)
+        if key in self.item_verdicts:
+            return self.item_verdicts[key]
         found: bool | None
         try:
             signed.verify(self.settings.seats[accused])
             found = True if signed.kind not in PRIVATE_KINDS else self._private_fault(accused, recipient, signed)
         except ProtocolError:
             found = False  # not the accused's: proves nothing, now or later
-        if found is not None and len(self.private_verdicts) < MAX_PRIVATE_VERDICTS:
-            self.private_verdicts[key] = found
+        if found is not None:
+            self._remember(key, found)
         return found
+
+    def _remember(self, key: str, verdict: bool) -> None:
+        if len(self.item_verdicts) < MAX_ITEM_VERDICTS:
+            self.item_verdicts[key] = verdict
 
     def _audit_pending(self, signed: SignedMessage) -> bool:
         """A blame resting on secrets (whoever's completed the blamer's audit) is the blamer's audit:
@@ -221,3 +243,9 @@ class BlameMixin(SessionCore):
         except CheatDetected as exc:
             return exc.seat == accused
         return False
+
+
+def _item_key(signed: SignedMessage) -> str:
+    """An evidence item's identity: its content and its signature (a forged signature over a real
+    message's content must not stand for the real one)."""
+    return f"{signed.digest()}/{signed.sig}"

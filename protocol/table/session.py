@@ -77,7 +77,7 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
                 self._accept_public(sender, msg)
             self._pump()
         except EquivocationDetected as exc:
-            self._blame(exc.seat, exc.rule, exc.message, (exc.proof.to_json(),))
+            self._blame_equivocation(exc)
         except CheatDetected as exc:
             self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
         except ProtocolError as exc:
