@@ -93,6 +93,7 @@ MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
 SMALL_KINDS = frozenset(KINDS) - {"blame", "stop"}
 MAX_SMALL_BYTES = 64 << 10
 # What this seat's own blame or stop may take: the rest of what any peer reads (MAX_MESSAGE_BYTES)
-# is left for the envelope and the mesh's framing. Evidence that does not fit is left out, largest first.
+# is left for the envelope and the mesh's framing. Evidence that does not fit is named by reference,
+# largest first (`_round.fitting_evidence`).
 MAX_OWN_EVIDENCE_BYTES = (256 << 10) - (8 << 10)
 STEP_KEY = re.compile(r"0|[1-9][0-9]{0,8}")  # a step number in ASCII digits: "²".isdigit() is True (I3)

@@ -198,9 +198,9 @@ class BlameMixin(SessionCore):
         return held is None or held.digest() != digest
 
     def _private_item_fault(self, accused: int, recipient: int, signed: SignedMessage) -> bool | None:
-        """`_private_fault` of a blame's private item, each decided once (`item_verdicts`): a pending blame is read
-        again on every input, and re-checking its signatures and keys each time let one peer pin a
-        seat's CPU with free duplicates (I6; red team 5)."""
+        """`_private_fault` of a blame's private item, each decided once (`item_verdicts`): a pending
+        blame is read again on every input, and re-checking its signatures and keys each time let one
+        peer pin a seat's CPU with free duplicates (I6; red team 5)."""
         key = _item_key(signed)
         if key in self.item_verdicts:
             return self.item_verdicts[key]
