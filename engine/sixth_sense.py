@@ -386,7 +386,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         trump: Card | None = None
         turned = layout.table or layout.late_table
         try:  # the common case: every hand known, all read in one pass
-            dealt = tuple(map(_CARDS_BY_CODE.__getitem__, _HAND_POSITIONS[key](cards)))
+            dealt = itemgetter(*_HAND_POSITIONS[key](cards))(_CARDS_BY_CODE)  # every hand has a card
             if turned and cards[turned[0]] is not None:
                 trump = Card.parse(cards[turned[0]])
             hands_known = tuple([dealt[start : start + size] for start in range(0, len(dealt), size)])
