@@ -111,7 +111,10 @@ _POSITION: dict[Card, int] = {card: index for index, card in enumerate(_BY_POSIT
 
 
 def _sorted_hand(hand: Sequence[Card]) -> tuple[Card, ...]:
-    return tuple(map(_BY_POSITION.__getitem__, sorted(map(_POSITION.__getitem__, hand))))
+    if len(hand) < 2:
+        return tuple(hand)
+    # itemgetter looks every card up in one C call (no bound-method call per card)
+    return itemgetter(*sorted(itemgetter(*hand)(_POSITION)))(_BY_POSITION)  # type: ignore[no-any-return]
 
 
 def _in_deck(card: Card, players: int) -> bool:
@@ -256,50 +259,50 @@ def trick_winner(trick: Sequence[Play], trump: str | None) -> tuple[int | None, 
     colour. S-6.2: an odd number of counting 4s reverses: lowest of the lowest class wins, off-colour
     below led colour below trump; of equally low cards the last played wins.
     """
-    block_index, target_index = _block_in(trick)
     led: str | None
-    if block_index < 0:
+    for play in trick:
+        if play.block is not None:  # S-6.1: blocked and blocking cards do not count
+            counting, led = _counting_and_led(trick)
+            if not counting:
+                return None, counting, led
+            break
+    else:  # the common case: every card counts, the first sets the led colour
         counting = tuple(trick)
         led = trick[0].card.colour
-    else:
-        counting = tuple(p for i, p in enumerate(trick) if i not in (block_index, target_index))
-        if target_index != 0:
-            led = trick[0].card.colour
-        elif block_index + 1 < len(trick):
-            led = trick[block_index + 1].card.colour
-        else:  # S-6.1 [decision]: the block was last; the earliest card still counting sets it
-            led = counting[0].card.colour if counting else None
-    if not counting:
-        return None, counting, led
+    # One pass over (class, value): trump 2, led colour 1, other 0 (S-4.5), as the one int
+    # class * 16 + value (values are below 16). The highest wins, the first of equals, unless an
+    # odd number of 4s reversed the order (S-6.2): then the lowest, the last of equals.
     reversed_order = False
+    high = low = counting[0]
+    high_key, low_key = -16, 48
     for play in counting:
-        if play.card.value == REVERSAL:
+        card = play.card
+        value = card.value
+        if value == REVERSAL:
             reversed_order = not reversed_order
-    # One pass over (class, value): trump 2, led colour 1, other 0 (S-4.5). Normal order: the
-    # highest wins, the first of equals; reversed (S-6.2): the lowest wins, the last of equals.
-    # The key is class * 16 + value (values are below 16): the order of (class, value) in one int.
-    winner = counting[0]
-    if not reversed_order:
-        best_key = -16
-        for play in counting:
-            card = play.card
-            colour = card.colour
-            key = (32 if colour == trump else 16 if colour == led else 0) + (
-                card.value if play.as_value is None else play.as_value
-            )
-            if key > best_key:
-                winner, best_key = play, key
-    else:
-        best_key = 48
-        for play in counting:
-            card = play.card
-            colour = card.colour
-            key = (32 if colour == trump else 16 if colour == led else 0) + (
-                card.value if play.as_value is None else play.as_value
-            )
-            if key <= best_key:
-                winner, best_key = play, key
-    return winner.seat, counting, led
+        colour = card.colour
+        key = (32 if colour == trump else 16 if colour == led else 0) + (
+            value if play.as_value is None else play.as_value
+        )
+        if key > high_key:
+            high, high_key = play, key
+        if key <= low_key:
+            low, low_key = play, key
+    return (low if reversed_order else high).seat, counting, led
+
+
+def _counting_and_led(trick: Sequence[Play]) -> tuple[tuple[Play, ...], str | None]:
+    """The plays of a trick with a block that count, and its led colour (S-6.1)."""
+    block_index, target_index = _block_in(trick)
+    if block_index < 0:
+        return tuple(trick), trick[0].card.colour
+    counting = tuple(p for i, p in enumerate(trick) if i not in (block_index, target_index))
+    if target_index != 0:
+        return counting, trick[0].card.colour
+    if block_index + 1 < len(trick):
+        return counting, trick[block_index + 1].card.colour
+    # S-6.1 [decision]: the block was last; the earliest card still counting sets it
+    return counting, counting[0].card.colour if counting else None
 
 
 def round_score(prediction: Card, tricks: int, beginner: bool) -> int:
@@ -383,7 +386,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         trump: Card | None = None
         turned = layout.table or layout.late_table
         try:  # the common case: every hand known, all read in one pass
-            dealt = tuple(map(_CARDS_BY_CODE.__getitem__, _HAND_POSITIONS[key](cards)))
+            dealt = itemgetter(*_HAND_POSITIONS[key](cards))(_CARDS_BY_CODE)  # every hand has a card
             if turned and cards[turned[0]] is not None:
                 trump = Card.parse(cards[turned[0]])
             hands_known = tuple([dealt[start : start + size] for start in range(0, len(dealt), size)])
@@ -513,7 +516,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if r is None or r.points is not None:
             return _EXPECT_DEAL
         if not all(r.predicted):
-            return Expected("move", tuple(s for s in range(state.players) if not r.predicted[s]), "predict")
+            expected = _PREDICT_EXPECTED.get(r.predicted)
+            if expected is None:
+                expected = Expected("move", tuple(s for s in range(state.players) if not r.predicted[s]), "predict")
+                _PREDICT_EXPECTED[r.predicted] = expected  # 2**players keys at most
+            return expected
         if r.trump is None and state.options.late_trump and not state.options.beginner:
             return _EXPECT_REVEAL
         if r.split_owed is not None:
@@ -531,38 +538,38 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         if hand is None:
             raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
         kind = expected.kind
-        if kind == "play":  # the common case first
-            trick = r.trick
-            playable = hand
-            if trick:
-                for play in trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
-                    if play.block is not None:
-                        colour = required_colour(trick)
-                        break
-                else:
-                    colour = trick[0].card.colour
-                if colour is not None:  # S-4.2: follow the led colour if possible
-                    following = tuple(filter(_IS_COLOUR[colour], hand))
-                    if following:
-                        playable = following
-            if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
-                if len(playable) > 1:
-                    return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
-                return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
-            plain = _PLAIN_BY_SEAT[seat]
-            if not trick or _BLOCK_CARDS.isdisjoint(playable) or any(p.block is not None for p in trick):
-                return tuple(chain.from_iterable(map(plain.__getitem__, playable)))  # no block possible
-            blocks = _BLOCKS_BY_SEAT[seat]
-            found: list[Move] = []
-            for card in playable:
-                found.extend(plain[card])
-                if card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
-                    by_target = blocks[card]
-                    found.extend([by_target[p.card] for p in trick])
-            return tuple(found)
-        if kind == "predict":
-            return lookup_all(_PREDICTS[seat], hand)
-        return _SPLITS[seat]  # "split"
+        if kind != "play":
+            return lookup_all(_PREDICTS[seat], hand) if kind == "predict" else _SPLITS[seat]
+        trick = r.trick
+        playable = hand
+        blocked = False
+        if trick:
+            for play in trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
+                if play.block is not None:
+                    blocked = True
+                    colour = required_colour(trick)
+                    break
+            else:
+                colour = trick[0].card.colour
+            if colour is not None:  # S-4.2: follow the led colour if possible
+                following = tuple(filter(_IS_COLOUR[colour], hand))
+                if following:
+                    playable = following
+        if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
+            if len(playable) > 1:
+                return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
+            return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
+        plain = _PLAIN_BY_SEAT[seat]
+        if not trick or blocked or _BLOCK_CARDS.isdisjoint(playable):
+            return tuple(chain.from_iterable(map(plain.__getitem__, playable)))  # no block possible
+        blocks = _BLOCKS_BY_SEAT[seat]
+        found: list[Move] = []
+        for card in playable:
+            found.extend(plain[card])
+            if card.value == BLOCK:  # S-6.1: a 0 may block any card of the trick
+                by_target = blocks[card]
+                found.extend([by_target[p.card] for p in trick])
+        return tuple(found)
 
     def apply(self, state: SixthSenseState, move: Move) -> SixthSenseState:
         expected = state._expected or self.expected(state)
@@ -576,8 +583,10 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         hands = r.hands
         hand = hands[seat]
         if hand is not None:
-            if card not in hand:
-                raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat)
+            try:  # where the card is, and whether it is there, in one pass
+                index = hand.index(card)
+            except ValueError:
+                raise IllegalMove("S-4.1", f"{card.code} is not in seat {seat}'s hand", seat) from None
         else:
             if r.hand_sizes[seat] == 0:
                 raise IllegalMove("S-4.3", f"seat {seat} has no cards left", seat)
@@ -589,9 +598,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
         colour = None
+        blocked = False
         if trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
             for play in trick:
                 if play.block is not None:
+                    blocked = True
                     colour = required_colour(trick)
                     break
             else:
@@ -602,44 +613,46 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 raise IllegalMove("S-6.1", f"only a 0 blocks, not {card.code}", seat)
             if not trick:
                 raise IllegalMove("S-6.1", "a player may not lead with a block", seat)
-            if any(p.block is not None for p in trick):
+            if blocked:
                 raise IllegalMove("S-6.1", "at most one block per trick", seat)
             if all(p.card != block for p in trick):
                 raise IllegalMove("S-6.1", f"{block.code} has not been played in this trick", seat)
         voids = r.voids
+        shown = voids[seat]
         if colour is not None and card.colour != colour:  # S-4.2: the seat shows it lacks the led colour
             if hand is not None and not _OF_COLOUR[colour].isdisjoint(hand):
                 holds = " ".join(c.code for c in hand if c.colour == colour)
                 raise IllegalMove("S-4.2", f"must follow the led colour {colour}: holds {holds}", seat)
-            if card.colour in voids[seat]:
+            if card.colour in shown:
                 message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
                 raise IllegalMove("S-4.2", message, seat)
-            voids = _replace_at(voids, seat, voids[seat] | {colour})
-        elif card.colour in voids[seat]:
+            if colour not in shown:
+                voids = _replace_at(voids, seat, shown | {colour})
+        elif card.colour in shown:
             message = f"seat {seat} showed earlier it has no {card.colour}, yet plays {card.code}"
             raise IllegalMove("S-4.2", message, seat)
-        # Lists, not tuple slicing.
-        new_hands = list(hands)
+        new_hands = hands
         if hand is not None:
-            new_hand = list(hand)
-            new_hand.remove(card)
-            new_hands[seat] = tuple(new_hand)
-        sizes = list(r.hand_sizes)
-        sizes[seat] -= 1
+            listed = list(hands)  # cheaper than slicing and joining the tuple
+            listed[seat] = hand[:index] + hand[index + 1 :]
+            new_hands = tuple(listed)
+        after = _SIZES_AFTER_PLAY.get(r.hand_sizes) or _sizes_after_play(r.hand_sizes)
+        sizes, cards_left = after[seat]
         trick += (move,)
+        played = r.played + (card,)  # noqa: RUF005  # one new tuple, not a list made into one
         n = state.players
         if len(trick) < n:
             return _new_state(
                 n, state.options, state.rounds_started, state.first_dealer, state.totals, state.round_points,
                 _new_round(
-                    r.dealer, tuple(new_hands), tuple(sizes), r.trump, r.predicted, r.predictions, r.leader, trick,
-                    r.trick_winners, r.tricks, r.split_owed, voids, (*r.played, card), r.peeks, r.points,
+                    r.dealer, new_hands, sizes, r.trump, r.predicted, r.predictions, r.leader, trick,
+                    r.trick_winners, r.tricks, r.split_owed, voids, played, r.peeks, r.points,
                 ),
                 state.over,
                 # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
-                _PLAY_EXPECTED[(r.leader + len(trick)) % n] if sizes[seat] or any(sizes) else None,
+                _NEXT_PLAY_OWED[n][seat] if cards_left else None,
             )
-        return self._finish_trick(state, r, tuple(new_hands), tuple(sizes), trick, voids, (*r.played, card))
+        return self._finish_trick(state, r, new_hands, sizes, cards_left, trick, voids, played)
 
     def _apply_other(self, state: SixthSenseState, expected: Expected, move: Move) -> SixthSenseState:
         """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
@@ -717,6 +730,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         r: Round,
         hands: tuple[tuple[Card, ...] | None, ...],
         sizes: tuple[int, ...],
+        cards_left: bool,
         trick: tuple[Play, ...],
         voids: tuple[frozenset[str], ...],
         played: tuple[Card, ...],
@@ -738,18 +752,19 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             if play.card.value == DOUBLE:
                 split_owed = winner
                 break
-        tricks = r.tricks
+        tricks = list(r.tricks)
+        tricks[winner] += 1
         after = _new_round(
             r.dealer, hands, sizes, r.trump, r.predicted, r.predictions,
             winner,  # S-4.6
-            (), (*r.trick_winners, winner), (*tricks[:winner], tricks[winner] + 1, *tricks[winner + 1 :]),
+            (), r.trick_winners + (winner,), tuple(tricks),  # noqa: RUF005  # one new tuple
             split_owed, voids, played, peeks, r.points,
         )
         # What `expected` would find (a play was owed, so only the split and the cards left differ):
         # the winner splits its trick or leads the next one (S-6.5, S-4.6); else the round ends.
         if split_owed is not None:
             expected = None if state.over else _SPLIT_EXPECTED[winner]
-        elif any(sizes):
+        elif cards_left:
             expected = _PLAY_EXPECTED[winner]
         else:
             return self._after_trick(state, after)
@@ -909,9 +924,13 @@ def _replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
 
 # Immutable moves and expectations are made once, not in the hot path of every playout.
 _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
+# At a table of n, after the play of seat s (owed since (leader + cards in the trick) % n == s):
+# the next seat's play.
+_NEXT_PLAY_OWED = {n: tuple(_PLAY_EXPECTED[(seat + 1) % n] for seat in range(n)) for n in range(2, 7)}
 _NONES = tuple((None,) * count for count in range(7))  # hands and predictions a view does not know
 _NO_VOIDS: tuple[tuple[frozenset[str], ...], ...] = tuple((frozenset(),) * count for count in range(7))
 _HAND_SIZES = {players: (size,) * players for players, size in HAND_SIZE.items()}  # S-2.3
+_PREDICT_EXPECTED: dict[tuple[bool, ...], Expected] = {}  # by who has predicted
 _SPLIT_EXPECTED = tuple(Expected("move", (seat,), "split") for seat in range(6))
 _EXPECT_OVER = Expected("over")
 _EXPECT_DEAL = Expected("deal")
@@ -978,6 +997,17 @@ def _with_round(state: SixthSenseState, r: Round) -> SixthSenseState:
         r,
         state.over,
     )
+
+
+# hand sizes -> for each seat, (the sizes after it played a card, whether any card is left)
+_SIZES_AFTER_PLAY: dict[tuple[int, ...], tuple[tuple[tuple[int, ...], bool], ...]] = {}
+
+
+def _sizes_after_play(sizes: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], bool], ...]:
+    after = tuple((fewer, any(fewer)) for fewer in (_bump(sizes, seat, -1) for seat in range(len(sizes))))
+    if len(_SIZES_AFTER_PLAY) < 10_000:  # the sizes a round goes through: a few hundred
+        _SIZES_AFTER_PLAY[sizes] = after
+    return after
 
 
 def _bump(values: tuple[int, ...], index: int, delta: int) -> tuple[int, ...]:

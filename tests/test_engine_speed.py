@@ -428,3 +428,34 @@ def test_sixth_sense_deal_from_cards_reads_known_unknown_and_bad_cards() -> None
         bad[layout.hands[1][3]] = "X9"
         with pytest.raises(FormatError, match="X9"):
             game.deal_from_cards(state, 0, bad)
+
+
+@pytest.mark.parametrize("opts", [{}, {"beginner": True}, {"late_trump": True}], ids=["plain", "beginner", "late"])
+@pytest.mark.parametrize("players", [2, 4, 6])
+def test_sixth_sense_apply_accepts_exactly_the_legal_plays(players: int, opts: dict[str, object]) -> None:
+    """The play path of `apply` (S-4.1 card held, S-6.3 declaration, S-6.1 block, S-4.2 follow
+    the led colour) accepts a play exactly when `legal_moves` offers it, over every card of the
+    mover's hand with every declaration and block target, in random rounds; a refused play is
+    refused alike by a cold copy (same rule, seat and message), an accepted one gives the state
+    a cold copy gives for the equal move from the wire."""
+    game = sixth_sense.SIXTH_SENSE
+    refused_rules: set[str] = set()
+    for index, state in enumerate(random_states("sixth-sense", players, opts, seed=players + len(opts), rounds=1)):
+        expected = game.expected(state)
+        if expected.kind != "play" or index % 3:
+            continue
+        seat = expected.seats[0]
+        r = state.round
+        legal = set(game.legal_moves(state, seat))
+        targets = [None, *(p.card for p in r.trick), next(c for c in r.hands[seat])]
+        for card in r.hands[seat]:
+            for as_value in (None, 6, 9):
+                for block in targets:
+                    move = sixth_sense.Play(seat, card, as_value, block)
+                    warm = outcome(game, lambda: game.apply(state, move))  # noqa: B023
+                    wire = game.move_from_json(game.move_to_json(move))
+                    assert warm == outcome(game, lambda: game.apply(cold(state), wire))  # noqa: B023
+                    assert (warm[0] == "state") == (move in legal), move
+                    if warm[0] != "state":
+                        refused_rules.add(str(warm[1]))
+    assert {"S-6.3", "S-6.1"} <= refused_rules  # wrong declarations and blocks were among those tried
