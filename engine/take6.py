@@ -13,7 +13,7 @@ the cards of the hidden choices (the seats of `Expected.seats`, in that order), 
 from __future__ import annotations
 
 import random
-from bisect import bisect, insort
+from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -188,12 +188,14 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
+_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`
 _new_deal = fast_constructor(Take6Deal)
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 _SEATS = tuple(tuple(range(count)) for count in range(11))
 _ROW_INDICES = tuple(range(ROWS))
+_ABOVE_ALL = (MAX_CARD + 1) << 2  # above every coded row end (`Take6._place`)
 _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
@@ -212,6 +214,31 @@ def _play_expected(owing: tuple[bool, ...]) -> Expected:
 _TAKE_ROW_EXPECTED = tuple(Expected("move", (seat,), "take_row") for seat in range(10))
 _PICK_EXPECTED = tuple(Expected("move", (seat,), "pick") for seat in range(10))
 _PLAY_ALL = tuple(_play_expected((True,) * count) for count in range(11))  # a turn's start
+
+
+_ONE_FEWER: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _one_card_fewer(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """Every seat's hand size after a turn (T-3.1), made once per sizes (in play every hand has the same)."""
+    fewer = _ONE_FEWER.get(sizes)
+    if fewer is None:
+        fewer = tuple([size - 1 for size in sizes])
+        if len(_ONE_FEWER) < 1000:
+            _ONE_FEWER[sizes] = fewer
+    return fewer
+
+
+def _charge(
+    penalty: tuple[int, ...], totals: tuple[int, ...], seat: int, row: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """T-3.4, T-3.5: `seat` takes `row`; its bullheads go to the seat's round penalty and total (T-3.6)."""
+    taken = row_bullheads(row)
+    new_penalty = list(penalty)
+    new_totals = list(totals)
+    new_penalty[seat] += taken
+    new_totals[seat] += taken
+    return tuple(new_penalty), tuple(new_totals)
 
 
 def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
@@ -601,7 +628,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             for placed, _ in pending:
                 out |= 1 << placed
             return self._place(
-                state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, tuple(sizes), out
+                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out
             )
         if kind is TakeRow:
             assert isinstance(move, TakeRow)
@@ -617,30 +644,33 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         other sequence, or one that breaks a rule, goes move by move (the same errors)."""
         n = state.players
         if len(moves) == n and state.stage == "play" and state.chosen == _NONES[n]:
-            hands = list(state.hands)
+            dealt = state.hands
+            hands = list(dealt)
             pending: list[tuple[int, int]] = []
-            chose = 0  # bit s set: seat s's move is in `pending`
+            out = state.out
             for move in moves:
                 seat = move.seat
-                if type(move) is not Play or not 0 <= seat < n or chose >> seat & 1:
+                if type(move) is not Play or not 0 <= seat < n:
                     break
-                card = move.card
                 hand = hands[seat]
-                if hand is None or card not in hand:  # an unknown hand or card: the checks of `apply`
+                # a seat's second move finds its hand already replaced (a new tuple: see below)
+                if hand is None or hand is not dealt[seat]:
+                    break
+                card: int = move.card  # type: ignore[assignment]  # None is in no hand
+                if card not in hand:  # an unknown card: the checks of `apply`
                     break
                 index = hand.index(card)
-                hands[seat] = hand[:index] + hand[index + 1 :]
+                hands[seat] = hand[:index] + hand[index + 1 :]  # never the same tuple (`index` < len(hand))
                 pending.append((card, seat))
-                chose |= 1 << seat
+                out |= 1 << card
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
-                out = state.out
-                for card, _ in pending:
-                    out |= 1 << card
-                sizes = tuple([size - 1 for size in state.hand_sizes])
                 return self._place(
-                    state, list(state.rows), list(state.penalty), list(state.totals), pending, tuple(hands), sizes, out
+                    state, list(state.rows), state.penalty, state.totals, pending, tuple(hands),
+                    _one_card_fewer(state.hand_sizes), out,
                 )
+        if len(moves) == 1:
+            return self.apply(state, moves[0])
         for move in moves:
             state = self.apply(state, move)
         return state
@@ -717,19 +747,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         out = state.out
         for card, _ in pending:
             out |= 1 << card
-        return self._place(state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, sizes, out)
+        return self._place(state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out)
 
     def _place(
         self,
         state: Take6State,
         rows: list[tuple[int, ...]],
-        penalty: list[int],
-        totals: list[int],
+        penalty: tuple[int, ...],
+        totals: tuple[int, ...],
         pending: Sequence[tuple[int, int]],
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
     ) -> Take6State:
+        """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
+        after the turn, or the state waiting for a row to be taken (T-3.5)."""
         n = state.players
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
@@ -739,52 +771,54 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 row_index, side = target
                 row = rows[row_index]
                 if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
-                    taken = row_bullheads(row)
-                    penalty[seat] += taken
-                    totals[seat] += taken
+                    penalty, totals = _charge(penalty, totals, seat, row)
                     rows[row_index] = (card,)
                 elif side == "right":
                     rows[row_index] = (*row, card)
                 else:
                     rows[row_index] = (card, *row)
         else:
-            # T-3.3 as a search of the row ends in ascending order (the hot path of every playout):
-            # a card replaces the end it follows, the highest lower than itself, so the order stays.
-            ends = sorted(zip(map(_last, rows), _ROW_INDICES, strict=True))
-            for index, (card, seat) in enumerate(pending):
-                below = bisect(ends, (card,))
-                if not below:  # T-3.5: the player chooses a row to take
-                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out)
-                row_index = ends[below - 1][1]
-                ends[below - 1] = (card, row_index)
+            # T-3.3 as one pass over the row ends in ascending order (the hot path of every playout):
+            # each end is coded end·4 + row, so the codes sort like the ends. Cards come lowest first,
+            # and a card replaces the end it follows (the highest lower than itself), so the codes stay
+            # sorted and the next card's row is at the same position or further on.
+            ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
+            ends.sort()
+            below = -1  # the position in `ends` of the highest end lower than the card
+            for card, seat in pending:
+                key = card << 2
+                while ends[below + 1] < key:
+                    below += 1
+                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take
+                    rest = list(pending)
+                    return self._owe_row(
+                        state, rows, penalty, totals, rest[rest.index((card, seat)) :], hands, sizes, out
+                    )
+                row_index = ends[below] & 3
+                ends[below] = key | row_index
                 row = rows[row_index]
-                if len(row) >= ROW_LIMIT:  # T-3.4: the sixth card takes five
-                    taken = row_bullheads(row)
-                    penalty[seat] += taken
-                    totals[seat] += taken
+                if len(row) < ROW_LIMIT:
+                    rows[row_index] = row + (card,)  # noqa: RUF005  # one tuple built, not a list and a tuple
+                else:  # T-3.4: the sixth card takes five
+                    penalty, totals = _charge(penalty, totals, seat, row)
                     rows[row_index] = (card,)
-                else:
-                    rows[row_index] = (*row, card)
         # T-3.6: the turn is over; after the tenth the round is.
         if any(sizes):
-            turn = _new_state(
-                n, state.options, state.round_index, state.dealer, "play", tuple(totals), tuple(penalty),
-                tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
+            return _new_turn(  # T-3.1: every seat chooses again
+                n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
+                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n],
             )
-            _remember(turn, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses again
-            return turn
         return _new_state(
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
-            tuple(totals), tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n], (), out,
-            state.turn + 1,
+            totals, penalty, tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
         )
 
     @staticmethod
     def _owe_row(
         state: Take6State,
         rows: list[tuple[int, ...]],
-        penalty: list[int],
-        totals: list[int],
+        penalty: tuple[int, ...],
+        totals: tuple[int, ...],
         pending: Sequence[tuple[int, int]],
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
@@ -792,9 +826,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take."""
         n = state.players
-        return _new_state(
-            n, state.options, state.round_index, state.dealer, "take_row", tuple(totals), tuple(penalty),
-            tuple(rows), hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn,
+        return _new_turn(
+            n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
+            state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
         )
 
     def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:
@@ -803,19 +837,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if state.stage == "play":
                 raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
             raise self._not_now(state, seat, f"take row {row_index}")
-        card, owner = state.pending[0]
+        pending = state.pending
+        card, owner = pending[0]
         if seat != owner:
             raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
         if not 0 <= row_index < ROWS:
             raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
         rows = list(state.rows)
-        taken = row_bullheads(rows[row_index])
-        penalty = list(state.penalty)
-        totals = list(state.totals)
-        penalty[seat] += taken
-        totals[seat] += taken
+        penalty, totals = _charge(state.penalty, state.totals, seat, rows[row_index])
         rows[row_index] = (card,)
-        return self._place(state, rows, penalty, totals, state.pending[1:], state.hands, state.hand_sizes, state.out)
+        return self._place(state, rows, penalty, totals, pending[1:], state.hands, state.hand_sizes, state.out)
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
         seat, card = move.seat, move.card
