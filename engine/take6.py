@@ -149,6 +149,11 @@ class Take6Deal:
     hands: tuple[tuple[int, ...] | None, ...] = ()
     pool: tuple[int, ...] = ()
     logic: bool = False
+    # What the engine knows of a deal it built itself, so that `start_round` need not find it out
+    # again (never compared, hashed or printed, not part of the value): every hand is a sorted
+    # tuple; (players, deck size) where it dealt the whole deck 1 … size to such a table itself.
+    _sorted: bool = field(default=False, init=False, repr=False, compare=False)
+    _dealt_for: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +194,7 @@ _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
 _new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`
-_new_deal = fast_constructor(Take6Deal)
+_new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
@@ -199,6 +204,7 @@ _ABOVE_ALL = (MAX_CARD + 1) << 2  # above every coded row end (`Take6._place`)
 _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
+_NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # the decks 1 … size (T-1.1, T-5.1)
 _TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
 
 
@@ -255,22 +261,24 @@ def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
             layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
         _LAYOUTS[players, tactic, logic] = layout
     return layout
-Picker = Callable[[Sequence[int]], tuple[int, ...]]
-_GETTERS: dict[DealLayout, tuple[tuple[Picker, ...], Picker]] = {}
+_SLICES: dict[int, tuple[tuple[slice, ...], slice]] = {}
 
 
-def _layout_getters(layout: DealLayout) -> tuple[tuple[Picker, ...], Picker]:
-    """Functions that take each hand's cards and the table cards out of the deck in position order
-    (made once per layout; a layout without logic has 10 cards a hand and 4 on the table)."""
-    getters = _GETTERS.get(layout)
-    if getters is None:
-        getters = _GETTERS[layout] = (tuple(map(_take, layout.hands)), _take(layout.table))
-    return getters
-
-
-def _take(positions: Sequence[int]) -> Picker:
-    get = itemgetter(*positions)
-    return get if len(positions) > 1 else lambda cards: (get(cards),)
+def _deal_of_numbers(
+    dealer: int, numbers: list[int], players: int, dealt_for: tuple[int, int] | None = None
+) -> Take6Deal:
+    """The deal (without logic) of the cards at each layout position: the hands and the rows lie
+    in runs of positions (`_layout`), so each is one slice; the hands sorted (`Take6Deal._sorted`)."""
+    slices = _SLICES.get(players)
+    if slices is None:
+        layout = _layout(players, False, False)  # tactic changes the deck, not the positions
+        runs = (*layout.hands, layout.table)
+        assert all(run == tuple(range(run[0], run[-1] + 1)) for run in runs)
+        cuts = [slice(run[0], run[-1] + 1) for run in runs]
+        slices = _SLICES[players] = (tuple(cuts[:-1]), cuts[-1])
+    hand_slices, table = slices
+    hands = tuple(map(tuple, map(sorted, map(numbers.__getitem__, hand_slices))))  # one C-level chain
+    return _new_deal(dealer, tuple(numbers[table]), hands, (), False, True, dealt_for)
 
 
 # Fills the cache field of a frozen state (the value itself is unchanged: see the field comment).
@@ -375,9 +383,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
         if None not in distinct and len(distinct) == len(cards) and not state.options.logic:
             # the common case (a local deal, a replay): every card known, checked above
-            numbers = list(map(_CODES.__getitem__, cards))  # type: ignore[arg-type]
-            hand_cards, row_cards = _layout_getters(layout)
-            return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
+            return _deal_of_numbers(dealer, list(map(_CODES.__getitem__, cards)), state.players)  # type: ignore[arg-type]
         if state.options.logic:
             rows = tuple(table_card(p) for p in layout.table[:ROWS])
             pool = tuple(sorted(table_card(p) for p in layout.table[ROWS:]))
@@ -399,10 +405,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         codes in order) end in the order the codes would, and the engine's own deck needs no checks."""
         if state.options.logic:
             return super().deal_shuffled(state, dealer, rng)
-        numbers = list(range(1, state.deck_size + 1))
-        shuffle(numbers, rng)
-        hand_cards, row_cards = _layout_getters(self.layout(state, dealer))
-        return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
+        n = state.players
+        size = deck_size(n, state.options.tactic)
+        numbers = list(_NUMBERS[size])
+        shuffle(numbers, rng, HAND_SIZE * n + ROWS)  # the positions dealt (`_layout`): the rest is stock
+        return _deal_of_numbers(dealer, numbers, n, (n, size))
 
     def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
         dealer = require_int(raw, "dealer", "take6 deal")
@@ -416,7 +423,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if not isinstance(hands_raw, list):
             raise FormatError(f"take6 deal: 'hands' must be a list of card lists, got {hands_raw!r}")
         hands = tuple(tuple(sorted(_cards_json(hand, "take6 deal: a hand"))) for hand in hands_raw)
-        return Take6Deal(dealer, rows, hands)
+        return _new_deal(dealer, rows, hands, (), False, True)
 
     def deal_to_json(self, deal: Take6Deal) -> JSONObject:
         if deal.logic:
@@ -429,48 +436,50 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     def start_round(self, state: Take6State, deal: Take6Deal) -> Take6State:
         n = state.players
-        if state.stage == "over":
-            raise IllegalMove("T-4.1", "the game is over: no more rounds")
         if state.stage != "deal":
+            if state.stage == "over":
+                raise IllegalMove("T-4.1", "the game is over: no more rounds")
             raise IllegalMove("T-3.6", "a new round is dealt only after the 10 turns of the current one")
-        if not 0 <= deal.dealer < n:
-            raise FormatError(f"dealer {deal.dealer} is not a seat of this {n}-player table")
+        dealer = deal.dealer
+        if not 0 <= dealer < n:
+            raise FormatError(f"dealer {dealer} is not a seat of this {n}-player table")
         want = self.expected_dealer(state)
-        if want is not None and deal.dealer != want:
-            raise IllegalMove(
-                "T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {deal.dealer}"
-            )
-        if deal.logic != state.options.logic:
+        if want is not None and dealer != want:
+            raise IllegalMove("T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {dealer}")
+        logic = state.options.logic
+        if deal.logic != logic:
             raise FormatError(
                 "with logic a deal has rows and a pool, no hands (T-5.2)"
-                if state.options.logic
+                if logic
                 else "without logic a deal has hands and rows, no pool"
             )
-        size = state.deck_size
+        size = deck_size(n, state.options.tactic)
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
         hands_dealt = deal.hands
-        if not state.options.logic and len(hands_dealt) == n and None not in hands_dealt:
+        if deal._dealt_for == (n, size):  # the engine's own deal of this deck to this table (`deal_shuffled`)
+            known = True
+        elif not logic and len(hands_dealt) == n and None not in hands_dealt:
             # the common case, every card known: checked as one set (else card by card below, for the message)
             try:
                 every = set(deal.rows).union(*hands_dealt)  # type: ignore[arg-type]  # no None (checked)
             except TypeError:  # something unhashable: named card by card below
                 every = set()
-            if (
+            known = (
                 len(every) == ROWS + HAND_SIZE * n
                 and tuple(map(len, hands_dealt)) == _TENS[n]  # type: ignore[arg-type]
                 and every <= _DECK_SETS[size]
-            ):
-                rows_mask = 0
-                for card in deal.rows:
-                    rows_mask |= 1 << card
-                started = _new_state(
-                    n, state.options, state.round_index + 1, deal.dealer, "play", state.totals, _ZEROS[n],
-                    tuple([(card,) for card in deal.rows]), tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
-                    _TENS[n], (), _NONES[n], (), rows_mask, 0,
-                )
-                _remember(started, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses a card
-                return started
+            )
+        else:
+            known = False
+        if known:
+            first, second, third, fourth = deal.rows
+            return _new_turn(  # T-3.1: every seat chooses a card
+                n, state.options, state.round_index + 1, dealer, "play", state.totals, _ZEROS[n],
+                ((first,), (second,), (third,), (fourth,)),
+                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
+                _TENS[n], (), _NONES[n], (), 1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+            )
         seen: set[int] = set()
 
         def take(card: int, seat: int | None = None) -> None:
@@ -657,18 +666,18 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 if hand is None or hand is not dealt[seat]:
                     break
                 card: int = move.card  # type: ignore[assignment]  # None is in no hand
-                if card not in hand:  # an unknown card: the checks of `apply`
+                try:
+                    index = hand.index(card)
+                except ValueError:  # not in the hand: the checks of `apply`
                     break
-                index = hand.index(card)
                 hands[seat] = hand[:index] + hand[index + 1 :]  # never the same tuple (`index` < len(hand))
                 pending.append((card, seat))
                 out |= 1 << card
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
-                return self._place(
-                    state, list(state.rows), state.penalty, state.totals, pending, tuple(hands),
-                    _one_card_fewer(state.hand_sizes), out,
-                )
+                sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
+                rows = list(state.rows)
+                return self._place(state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out)
         if len(moves) == 1:
             return self.apply(state, moves[0])
         for move in moves:
