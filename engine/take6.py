@@ -13,7 +13,7 @@ the cards of the hidden choices (the seats of `Expected.seats`, in that order), 
 from __future__ import annotations
 
 import random
-from bisect import bisect, insort
+from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import repeat
@@ -149,6 +149,11 @@ class Take6Deal:
     hands: tuple[tuple[int, ...] | None, ...] = ()
     pool: tuple[int, ...] = ()
     logic: bool = False
+    # What the engine knows of a deal it built itself, so that `start_round` need not find it out
+    # again (never compared, hashed or printed, not part of the value): every hand is a sorted
+    # tuple; (players, deck size) where it dealt the whole deck 1 … size to such a table itself.
+    _sorted: bool = field(default=False, init=False, repr=False, compare=False)
+    _dealt_for: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +193,18 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
-_new_deal = fast_constructor(Take6Deal)
+_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`
+_new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 _SEATS = tuple(tuple(range(count)) for count in range(11))
 _ROW_INDICES = tuple(range(ROWS))
+_ABOVE_ALL = (MAX_CARD + 1) << 2  # above every coded row end (`Take6._place`)
 _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
+_NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # the decks 1 … size (T-1.1, T-5.1)
 _TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
 
 
@@ -214,6 +222,31 @@ _PICK_EXPECTED = tuple(Expected("move", (seat,), "pick") for seat in range(10))
 _PLAY_ALL = tuple(_play_expected((True,) * count) for count in range(11))  # a turn's start
 
 
+_ONE_FEWER: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _one_card_fewer(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """Every seat's hand size after a turn (T-3.1), made once per sizes (in play every hand has the same)."""
+    fewer = _ONE_FEWER.get(sizes)
+    if fewer is None:
+        fewer = tuple([size - 1 for size in sizes])
+        if len(_ONE_FEWER) < 1000:
+            _ONE_FEWER[sizes] = fewer
+    return fewer
+
+
+def _charge(
+    penalty: tuple[int, ...], totals: tuple[int, ...], seat: int, row: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """T-3.4, T-3.5: `seat` takes `row`; its bullheads go to the seat's round penalty and total (T-3.6)."""
+    taken = row_bullheads(row)
+    new_penalty = list(penalty)
+    new_totals = list(totals)
+    new_penalty[seat] += taken
+    new_totals[seat] += taken
+    return tuple(new_penalty), tuple(new_totals)
+
+
 def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
     """The deal layout (made once per table kind): hands, then the rows; with logic (T-5.2) 4 row
     starts, then the face-up pool, and no hands."""
@@ -228,22 +261,24 @@ def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
             layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
         _LAYOUTS[players, tactic, logic] = layout
     return layout
-Picker = Callable[[Sequence[int]], tuple[int, ...]]
-_GETTERS: dict[DealLayout, tuple[tuple[Picker, ...], Picker]] = {}
+_SLICES: dict[int, tuple[tuple[slice, ...], slice]] = {}
 
 
-def _layout_getters(layout: DealLayout) -> tuple[tuple[Picker, ...], Picker]:
-    """Functions that take each hand's cards and the table cards out of the deck in position order
-    (made once per layout; a layout without logic has 10 cards a hand and 4 on the table)."""
-    getters = _GETTERS.get(layout)
-    if getters is None:
-        getters = _GETTERS[layout] = (tuple(map(_take, layout.hands)), _take(layout.table))
-    return getters
-
-
-def _take(positions: Sequence[int]) -> Picker:
-    get = itemgetter(*positions)
-    return get if len(positions) > 1 else lambda cards: (get(cards),)
+def _deal_of_numbers(
+    dealer: int, numbers: list[int], players: int, dealt_for: tuple[int, int] | None = None
+) -> Take6Deal:
+    """The deal (without logic) of the cards at each layout position: the hands and the rows lie
+    in runs of positions (`_layout`), so each is one slice; the hands sorted (`Take6Deal._sorted`)."""
+    slices = _SLICES.get(players)
+    if slices is None:
+        layout = _layout(players, False, False)  # tactic changes the deck, not the positions
+        runs = (*layout.hands, layout.table)
+        assert all(run == tuple(range(run[0], run[-1] + 1)) for run in runs)
+        cuts = [slice(run[0], run[-1] + 1) for run in runs]
+        slices = _SLICES[players] = (tuple(cuts[:-1]), cuts[-1])
+    hand_slices, table = slices
+    hands = tuple(map(tuple, map(sorted, map(numbers.__getitem__, hand_slices))))  # one C-level chain
+    return _new_deal(dealer, tuple(numbers[table]), hands, (), False, True, dealt_for)
 
 
 # Fills the cache field of a frozen state (the value itself is unchanged: see the field comment).
@@ -348,9 +383,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
         if None not in distinct and len(distinct) == len(cards) and not state.options.logic:
             # the common case (a local deal, a replay): every card known, checked above
-            numbers = list(map(_CODES.__getitem__, cards))  # type: ignore[arg-type]
-            hand_cards, row_cards = _layout_getters(layout)
-            return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
+            return _deal_of_numbers(dealer, list(map(_CODES.__getitem__, cards)), state.players)  # type: ignore[arg-type]
         if state.options.logic:
             rows = tuple(table_card(p) for p in layout.table[:ROWS])
             pool = tuple(sorted(table_card(p) for p in layout.table[ROWS:]))
@@ -372,10 +405,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         codes in order) end in the order the codes would, and the engine's own deck needs no checks."""
         if state.options.logic:
             return super().deal_shuffled(state, dealer, rng)
-        numbers = list(range(1, state.deck_size + 1))
-        shuffle(numbers, rng)
-        hand_cards, row_cards = _layout_getters(self.layout(state, dealer))
-        return _new_deal(dealer, row_cards(numbers), tuple([tuple(sorted(get(numbers))) for get in hand_cards]))
+        n = state.players
+        size = deck_size(n, state.options.tactic)
+        numbers = list(_NUMBERS[size])
+        shuffle(numbers, rng, HAND_SIZE * n + ROWS)  # the positions dealt (`_layout`): the rest is stock
+        return _deal_of_numbers(dealer, numbers, n, (n, size))
 
     def deal_from_json(self, state: Take6State, raw: Mapping[str, object]) -> Take6Deal:
         dealer = require_int(raw, "dealer", "take6 deal")
@@ -389,7 +423,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if not isinstance(hands_raw, list):
             raise FormatError(f"take6 deal: 'hands' must be a list of card lists, got {hands_raw!r}")
         hands = tuple(tuple(sorted(_cards_json(hand, "take6 deal: a hand"))) for hand in hands_raw)
-        return Take6Deal(dealer, rows, hands)
+        return _new_deal(dealer, rows, hands, (), False, True)
 
     def deal_to_json(self, deal: Take6Deal) -> JSONObject:
         if deal.logic:
@@ -402,48 +436,50 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     def start_round(self, state: Take6State, deal: Take6Deal) -> Take6State:
         n = state.players
-        if state.stage == "over":
-            raise IllegalMove("T-4.1", "the game is over: no more rounds")
         if state.stage != "deal":
+            if state.stage == "over":
+                raise IllegalMove("T-4.1", "the game is over: no more rounds")
             raise IllegalMove("T-3.6", "a new round is dealt only after the 10 turns of the current one")
-        if not 0 <= deal.dealer < n:
-            raise FormatError(f"dealer {deal.dealer} is not a seat of this {n}-player table")
+        dealer = deal.dealer
+        if not 0 <= dealer < n:
+            raise FormatError(f"dealer {dealer} is not a seat of this {n}-player table")
         want = self.expected_dealer(state)
-        if want is not None and deal.dealer != want:
-            raise IllegalMove(
-                "T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {deal.dealer}"
-            )
-        if deal.logic != state.options.logic:
+        if want is not None and dealer != want:
+            raise IllegalMove("T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {dealer}")
+        logic = state.options.logic
+        if deal.logic != logic:
             raise FormatError(
                 "with logic a deal has rows and a pool, no hands (T-5.2)"
-                if state.options.logic
+                if logic
                 else "without logic a deal has hands and rows, no pool"
             )
-        size = state.deck_size
+        size = deck_size(n, state.options.tactic)
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
         hands_dealt = deal.hands
-        if not state.options.logic and len(hands_dealt) == n and None not in hands_dealt:
+        if deal._dealt_for == (n, size):  # the engine's own deal of this deck to this table (`deal_shuffled`)
+            known = True
+        elif not logic and len(hands_dealt) == n and None not in hands_dealt:
             # the common case, every card known: checked as one set (else card by card below, for the message)
             try:
                 every = set(deal.rows).union(*hands_dealt)  # type: ignore[arg-type]  # no None (checked)
             except TypeError:  # something unhashable: named card by card below
                 every = set()
-            if (
+            known = (
                 len(every) == ROWS + HAND_SIZE * n
                 and tuple(map(len, hands_dealt)) == _TENS[n]  # type: ignore[arg-type]
                 and every <= _DECK_SETS[size]
-            ):
-                rows_mask = 0
-                for card in deal.rows:
-                    rows_mask |= 1 << card
-                started = _new_state(
-                    n, state.options, state.round_index + 1, deal.dealer, "play", state.totals, _ZEROS[n],
-                    tuple([(card,) for card in deal.rows]), tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
-                    _TENS[n], (), _NONES[n], (), rows_mask, 0,
-                )
-                _remember(started, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses a card
-                return started
+            )
+        else:
+            known = False
+        if known:
+            first, second, third, fourth = deal.rows
+            return _new_turn(  # T-3.1: every seat chooses a card
+                n, state.options, state.round_index + 1, dealer, "play", state.totals, _ZEROS[n],
+                ((first,), (second,), (third,), (fourth,)),
+                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
+                _TENS[n], (), _NONES[n], (), 1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+            )
         seen: set[int] = set()
 
         def take(card: int, seat: int | None = None) -> None:
@@ -601,7 +637,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             for placed, _ in pending:
                 out |= 1 << placed
             return self._place(
-                state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, tuple(sizes), out
+                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out
             )
         if kind is TakeRow:
             assert isinstance(move, TakeRow)
@@ -617,30 +653,33 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         other sequence, or one that breaks a rule, goes move by move (the same errors)."""
         n = state.players
         if len(moves) == n and state.stage == "play" and state.chosen == _NONES[n]:
-            hands = list(state.hands)
+            dealt = state.hands
+            hands = list(dealt)
             pending: list[tuple[int, int]] = []
-            chose = 0  # bit s set: seat s's move is in `pending`
+            out = state.out
             for move in moves:
                 seat = move.seat
-                if type(move) is not Play or not 0 <= seat < n or chose >> seat & 1:
+                if type(move) is not Play or not 0 <= seat < n:
                     break
-                card = move.card
                 hand = hands[seat]
-                if hand is None or card not in hand:  # an unknown hand or card: the checks of `apply`
+                # a seat's second move finds its hand already replaced (a new tuple: see below)
+                if hand is None or hand is not dealt[seat]:
                     break
-                index = hand.index(card)
-                hands[seat] = hand[:index] + hand[index + 1 :]
+                card: int = move.card  # type: ignore[assignment]  # None is in no hand
+                try:
+                    index = hand.index(card)
+                except ValueError:  # not in the hand: the checks of `apply`
+                    break
+                hands[seat] = hand[:index] + hand[index + 1 :]  # never the same tuple (`index` < len(hand))
                 pending.append((card, seat))
-                chose |= 1 << seat
+                out |= 1 << card
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
-                out = state.out
-                for card, _ in pending:
-                    out |= 1 << card
-                sizes = tuple([size - 1 for size in state.hand_sizes])
-                return self._place(
-                    state, list(state.rows), list(state.penalty), list(state.totals), pending, tuple(hands), sizes, out
-                )
+                sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
+                rows = list(state.rows)
+                return self._place(state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out)
+        if len(moves) == 1:
+            return self.apply(state, moves[0])
         for move in moves:
             state = self.apply(state, move)
         return state
@@ -717,19 +756,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         out = state.out
         for card, _ in pending:
             out |= 1 << card
-        return self._place(state, list(state.rows), list(state.penalty), list(state.totals), pending, hands, sizes, out)
+        return self._place(state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out)
 
     def _place(
         self,
         state: Take6State,
         rows: list[tuple[int, ...]],
-        penalty: list[int],
-        totals: list[int],
+        penalty: tuple[int, ...],
+        totals: tuple[int, ...],
         pending: Sequence[tuple[int, int]],
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
     ) -> Take6State:
+        """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
+        after the turn, or the state waiting for a row to be taken (T-3.5)."""
         n = state.players
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
@@ -739,52 +780,54 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 row_index, side = target
                 row = rows[row_index]
                 if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
-                    taken = row_bullheads(row)
-                    penalty[seat] += taken
-                    totals[seat] += taken
+                    penalty, totals = _charge(penalty, totals, seat, row)
                     rows[row_index] = (card,)
                 elif side == "right":
                     rows[row_index] = (*row, card)
                 else:
                     rows[row_index] = (card, *row)
         else:
-            # T-3.3 as a search of the row ends in ascending order (the hot path of every playout):
-            # a card replaces the end it follows, the highest lower than itself, so the order stays.
-            ends = sorted(zip(map(_last, rows), _ROW_INDICES, strict=True))
-            for index, (card, seat) in enumerate(pending):
-                below = bisect(ends, (card,))
-                if not below:  # T-3.5: the player chooses a row to take
-                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out)
-                row_index = ends[below - 1][1]
-                ends[below - 1] = (card, row_index)
+            # T-3.3 as one pass over the row ends in ascending order (the hot path of every playout):
+            # each end is coded end·4 + row, so the codes sort like the ends. Cards come lowest first,
+            # and a card replaces the end it follows (the highest lower than itself), so the codes stay
+            # sorted and the next card's row is at the same position or further on.
+            ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
+            ends.sort()
+            below = -1  # the position in `ends` of the highest end lower than the card
+            for card, seat in pending:
+                key = card << 2
+                while ends[below + 1] < key:
+                    below += 1
+                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take
+                    rest = list(pending)
+                    return self._owe_row(
+                        state, rows, penalty, totals, rest[rest.index((card, seat)) :], hands, sizes, out
+                    )
+                row_index = ends[below] & 3
+                ends[below] = key | row_index
                 row = rows[row_index]
-                if len(row) >= ROW_LIMIT:  # T-3.4: the sixth card takes five
-                    taken = row_bullheads(row)
-                    penalty[seat] += taken
-                    totals[seat] += taken
+                if len(row) < ROW_LIMIT:
+                    rows[row_index] = row + (card,)  # noqa: RUF005  # one tuple built, not a list and a tuple
+                else:  # T-3.4: the sixth card takes five
+                    penalty, totals = _charge(penalty, totals, seat, row)
                     rows[row_index] = (card,)
-                else:
-                    rows[row_index] = (*row, card)
         # T-3.6: the turn is over; after the tenth the round is.
         if any(sizes):
-            turn = _new_state(
-                n, state.options, state.round_index, state.dealer, "play", tuple(totals), tuple(penalty),
-                tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
+            return _new_turn(  # T-3.1: every seat chooses again
+                n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
+                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n],
             )
-            _remember(turn, "_expected", _PLAY_ALL[n])  # T-3.1: every seat chooses again
-            return turn
         return _new_state(
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
-            tuple(totals), tuple(penalty), tuple(rows), hands, sizes, state.pool, _NONES[n], (), out,
-            state.turn + 1,
+            totals, penalty, tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
         )
 
     @staticmethod
     def _owe_row(
         state: Take6State,
         rows: list[tuple[int, ...]],
-        penalty: list[int],
-        totals: list[int],
+        penalty: tuple[int, ...],
+        totals: tuple[int, ...],
         pending: Sequence[tuple[int, int]],
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
@@ -792,9 +835,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take."""
         n = state.players
-        return _new_state(
-            n, state.options, state.round_index, state.dealer, "take_row", tuple(totals), tuple(penalty),
-            tuple(rows), hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn,
+        return _new_turn(
+            n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
+            state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
         )
 
     def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:
@@ -803,19 +846,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if state.stage == "play":
                 raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
             raise self._not_now(state, seat, f"take row {row_index}")
-        card, owner = state.pending[0]
+        pending = state.pending
+        card, owner = pending[0]
         if seat != owner:
             raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
         if not 0 <= row_index < ROWS:
             raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
         rows = list(state.rows)
-        taken = row_bullheads(rows[row_index])
-        penalty = list(state.penalty)
-        totals = list(state.totals)
-        penalty[seat] += taken
-        totals[seat] += taken
+        penalty, totals = _charge(state.penalty, state.totals, seat, rows[row_index])
         rows[row_index] = (card,)
-        return self._place(state, rows, penalty, totals, state.pending[1:], state.hands, state.hand_sizes, state.out)
+        return self._place(state, rows, penalty, totals, pending[1:], state.hands, state.hand_sizes, state.out)
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
         seat, card = move.seat, move.card

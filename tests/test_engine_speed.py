@@ -134,6 +134,21 @@ def test_playout_shuffle_is_the_library_shuffle(length: int) -> None:
         assert mine.getstate() == library.getstate()
 
 
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 40, 70, 104])
+def test_playout_shuffle_keeps_the_first_positions_of_the_library_shuffle(length: int) -> None:
+    """`shuffle(cards, rng, keep)` (a deal that uses only part of its deck) gives the first `keep`
+    positions the library's shuffle gives them and leaves the generator in the same state."""
+    for keep in sorted({0, 1, 2, length // 2, max(length - 1, 0), length, length + 2}):
+        for seed in range(10):
+            ours, theirs = list(range(length)), list(range(length))
+            mine, library = random.Random(seed), random.Random(seed)
+            shuffle(ours, mine, keep)
+            library.shuffle(theirs)
+            assert ours[:keep] == theirs[:keep]
+            assert sorted(ours) == list(range(length)) or keep < length  # the rest may repeat cards
+            assert mine.getstate() == library.getstate()
+
+
 # --- joint actions and engine-built deals ------------------------------------------------------
 
 
@@ -219,6 +234,31 @@ def test_engine_built_deal_is_the_deal_of_the_shuffled_cards(
         assert deal == game.deal_from_cards(state, dealer, cards)
         assert ours.getstate() == theirs.getstate()
         assert game.start_round(state, deal) == game.start_round(state, game.deal_from_cards(state, dealer, cards))
+
+
+@pytest.mark.parametrize("players", [2, 4, 10])
+def test_take6_engine_deal_is_started_like_an_unknown_one(players: int) -> None:
+    """T-2.1: `start_round` trusts a deal `deal_shuffled` made for this very table (it knows it
+    dealt the deck, hands sorted), and starts the same round from an equal deal built by hand
+    (checked card by card, hands sorted); the deal of another table is checked like any other."""
+    game = take6.TAKE6
+    for tactic in (False, True):
+        state = game.new_game(players, take6.Take6Options(tactic=tactic))
+        for seed in range(5):
+            deal = game.deal_shuffled(state, seed % players, random.Random(seed))
+            by_hand = take6.Take6Deal(deal.dealer, deal.rows, tuple(tuple(reversed(h)) for h in deal.hands))  # type: ignore[arg-type]
+            started = game.start_round(state, deal)
+            assert started == game.start_round(state, by_hand) == game.start_round(state, replace(deal))
+            assert all(hand == tuple(sorted(hand)) for hand in started.hands)  # type: ignore[arg-type]
+            assert game.expected(started) == game.expected(cold(started))
+        other = game.new_game(players + 1 if players < 10 else players - 1, take6.Take6Options(tactic=tactic))
+        foreign = game.deal_shuffled(other, 0, random.Random(1))
+        with pytest.raises(IllegalMove) as refused:
+            game.start_round(state, foreign)
+        assert refused.value.rule in ("T-2.1", "T-5.1")  # hands of another size, or cards beyond the deck
+        assert outcome(game, lambda: game.start_round(state, foreign)) == outcome(  # noqa: B023
+            game, lambda: game.start_round(state, replace(foreign))  # noqa: B023
+        )
 
 
 # --- determinize -------------------------------------------------------------------------------
