@@ -242,6 +242,15 @@ def required_colour(trick: Sequence[Play]) -> str | None:
     return trick[0].card.colour
 
 
+def _led_colour(trick: Sequence[Play]) -> tuple[str | None, bool]:
+    """The colour the next player must follow (S-4.2, `required_colour`) and whether the trick
+    already holds its one block (S-6.1); without a block, decided from the led card alone."""
+    for play in trick:
+        if play.block is not None:
+            return required_colour(trick), True
+    return (trick[0].card.colour if trick else None), False
+
+
 def _block_in(trick: Sequence[Play]) -> tuple[int, int]:
     """(index of the blocking play, index of the blocked play), or (-1, -1)."""
     for index, play in enumerate(trick):
@@ -542,19 +551,11 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             return lookup_all(_PREDICTS[seat], hand) if kind == "predict" else _SPLITS[seat]
         trick = r.trick
         playable = hand
-        blocked = False
-        if trick:
-            for play in trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
-                if play.block is not None:
-                    blocked = True
-                    colour = required_colour(trick)
-                    break
-            else:
-                colour = trick[0].card.colour
-            if colour is not None:  # S-4.2: follow the led colour if possible
-                following = tuple(filter(_IS_COLOUR[colour], hand))
-                if following:
-                    playable = following
+        colour, blocked = _led_colour(trick)
+        if colour is not None:  # S-4.2: follow the led colour if possible
+            following = tuple(filter(_IS_COLOUR[colour], hand))
+            if following:
+                playable = following
         if _SPECIAL_CARDS.isdisjoint(playable):  # one play per card
             if len(playable) > 1:
                 return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
@@ -597,16 +598,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
-        colour = None
-        blocked = False
-        if trick:  # S-4.2: the led colour, unless a block moved it (required_colour)
-            for play in trick:
-                if play.block is not None:
-                    blocked = True
-                    colour = required_colour(trick)
-                    break
-            else:
-                colour = trick[0].card.colour
+        colour, blocked = _led_colour(trick)
         block = move.block
         if block is not None:
             if card.value != BLOCK:
