@@ -9,9 +9,10 @@ whatever the link did meanwhile: a seat that keeps dropping and restoring its li
 With every link down this seat says it lost the network and blames nobody.
 
 A clock that runs out is private knowledge, so it never convicts by itself: this seat publishes a
-signed `timeout` claim and takes no further step. The owing seat is convicted only when every
-other seat has claimed it for the same step; claims that do not all come within twice the limit
-stop the game with nobody convicted, the claims shown (I2).
+signed `timeout` claim and makes no move of its own until it is settled (`decision`); it still handles
+the other seats' messages, so a fault past the claimed step is checked here as everywhere (I2). The
+owing seat is convicted only when every other seat has claimed it for the same step; claims that do
+not all come within twice the limit stop the game with nobody convicted, the claims shown (I2).
 """
 
 from __future__ import annotations

@@ -289,8 +289,6 @@ class InboxMixin(SessionCore):
             if msg.kind == "abort":
                 raise _Ignored("P-5.2", f"seat {seat}'s stop for an audit came after the game: ignored")
             raise CheatDetected("P-1.3", f"a {msg.kind!r} message of round {msg.round} after the game", seat)
-        if self.my_claim is not None:
-            return False  # this seat has claimed a timeout: it takes no further step until that is settled
         self._current = msg
         if msg.round > self.round_index:
             return False
