@@ -1,0 +1,83 @@
+"""Red team 7: attacks on 4b0db40 (a seat that claimed a timeout still handles the other seats'
+messages, and makes no move of its own until the claim is settled) and on 95f2ecb (red team 6's fixes).
+
+Each test is an attack by a modified client at one or two seats, the real `TableSession` everywhere
+else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 honest seats agree,
+I3 nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an invariant is a
+strict xfail, the comment "BROKE" above it saying what breaks and where in the code; an attack the code
+withstands is a plain test that asserts the invariants on a table where the attack fired (`applied > 0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from test_redteam_equiv import run_table
+
+from protocol.signed import SignedMessage
+from protocol.testing import KEEP, AttackContext, Emit, Strategy
+
+# --- 1: a claimant that moved on past its claim, stuck at its own move, claimed by two colluders ------
+
+
+class ClaimTheStuckClaimant(Strategy):
+    """Two colluding seats against one honest seat (`victim`). The first (`delayer`) sends the victim
+    its lock just past the step limit, so the victim claims it (P-5.3) and then, since 4b0db40, takes
+    the lock in and goes on to play, where it makes no move (`decision` is empty while its claim
+    stands). The other colluder passes on nothing to the victim and never claims the delayer, so the
+    victim's claim convicts nobody. Once the victim has owed its own move for its own turn limit, both
+    colluders claim it for that move: every other seat's claim, for a step it owes past its limit by
+    its own clock (`clocks._owed_past_limit`)."""
+
+    name = "claim-the-stuck-claimant"
+
+    def __init__(self, victim: int, delayer: bool) -> None:
+        self.victim = victim
+        self.delayer = delayer
+        self.claimed = False
+        self.due: tuple[str, float] | None = None
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "timeout":
+            return ()  # never claim the other colluder
+        if self.delayer and msg.kind == "lock" and occurrence == 0 and to == self.victim:
+            return (Emit(delay=ctx.settings.step_timeout + 1.0),)
+        return (KEEP,)
+
+    def forward(self, ctx: AttackContext, to: int, data: bytes) -> bool:
+        return to != self.victim
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        victim_id = ctx.settings.seats[self.victim].peer_id
+        if self.claimed or not any(m.kind == "timeout" and m.author == victim_id for m in ctx.received):
+            return
+        waiting = ctx.session.waiting()
+        if waiting is None or waiting.automatic or self.victim not in waiting.seats:
+            return
+        key = ctx.session._step_key(waiting.what)
+        if self.due is None or self.due[0] != key:
+            self.due = (key, now)
+        turn = ctx.settings.turn_timeout or 0.0
+        if now - self.due[1] > turn + 1.0:
+            self.claimed = True
+            ctx.applied += 1
+            ctx.publish("timeout", {"seat": self.victim, "step": key, "what": waiting.what})
+
+
+# BROKE (I1): since 4b0db40 a seat that has claimed a timeout goes on past the claimed step
+# (`inbox._handle` no longer returns False on `my_claim`) but makes no move (`session.decision`), so it
+# comes to owe its own move with its clock running and no way to take it; `clocks._owed_past_limit`
+# then finds it owes that step past its own limit and `_judge_claims` accepts every other seat's claim
+# against it. Seats 1 and 2 collude against seat 0: seat 1's lock reaches seat 0 21 s late, seat 0
+# claims seat 1 (nobody else does: no conviction), takes the lock in, deals, and is asked for its first
+# move, which it may not make. 61 s later seats 1 and 2 claim seat 0 for that move; seat 0 blames
+# itself (P-5.3) at 82 s, well before its own claim's stop (twice the limit, 140 s).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k stuck_claimant
+@pytest.mark.xfail(strict=True, reason="red team 7 #1: a claimant stuck at its own move convicts itself (I1)")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_claimant_stuck_at_its_own_move_is_not_convicted(game: str) -> None:
+    attack = {1: ClaimTheStuckClaimant(0, delayer=True), 2: ClaimTheStuckClaimant(0, delayer=False)}
+    table = run_table(game, 3, {}, 0, attack)
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
