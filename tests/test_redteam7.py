@@ -10,10 +10,16 @@ withstands is a plain test that asserts the invariants on a table where the atta
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
+from test_redteam5 import Journaled
+from test_redteam6 import resumed_state
 from test_redteam_equiv import run_table
+
+from protocol.table import TableSession
+from protocol.table.values import Dealt
 
 from protocol.signed import SignedMessage
 from protocol.testing import KEEP, AttackContext, Emit, Strategy
@@ -152,3 +158,47 @@ def test_the_last_claim_at_twice_the_limit_ends_every_seat_alike(game: str) -> N
     table = run_table(game, 4, {}, 0, {2: WithholdLock(), 3: LastClaimAtTheStop(withholder=2)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 3: resume with a claim standing, the claimant past its claimed step ------------------------------
+
+
+class LateKeysToOne(Strategy):
+    """This seat's hand keys (private: nobody passes them on) reach `victim` one second past the step
+    limit, so the victim claims it and then, since 4b0db40, takes them in and goes on past the claimed
+    step, its claim standing."""
+
+    name = "late-keys-to-one"
+
+    def __init__(self, victim: int) -> None:
+        self.victim = victim
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == self.victim and msg.round == 0:
+            ctx.applied += 1
+            return (Emit(delay=ctx.settings.step_timeout + 1.0),)
+        return (KEEP,)
+
+
+# Withstood (I2, I4, and I3/I6 at resume): seat 0 claims seat 2's hand keys, takes them in 1 s later and plays on,
+# making no move; seat 1 never claims (it got its keys in time) and skips seat 0, whose claim stands
+# (`clocks._tick`); after twice the limit both stop, nobody convicted. Each honest seat's journal, replayed
+# into a fresh session, gives the same claim (`my_claim`), claims, clocks' keys, chains and verdict.
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_a_claimant_past_its_claim_resumes_alike_and_stops(game: str) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: LateKeysToOne(victim=0)}, factories={0: Journaled, 1: Journaled})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    claimant = table.harness.sessions[0]
+    assert claimant.my_claim is not None and claimant.stopped is not None
+    assert any(isinstance(e, Dealt) for e in table.harness.events[0])  # dealt after its claim: it went on
+    assert table.harness.sessions[1].my_claim is None and table.harness.sessions[1].stopped is not None
+    for seat in (0, 1):
+        live = table.harness.sessions[seat]
+        assert isinstance(live, Journaled)
+        fresh = TableSession(table.harness.settings, table.harness.identities[seat], 0.0, random.Random(seat).randbytes)
+        for call, args in live.journal:
+            getattr(fresh, call)(*args)
+        assert resumed_state(fresh) == resumed_state(live)
+        assert (fresh.my_claim, sorted(fresh._due)) == (live.my_claim, sorted(live._due))
