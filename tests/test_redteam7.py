@@ -18,10 +18,9 @@ from test_redteam5 import Journaled
 from test_redteam6 import resumed_state
 from test_redteam_equiv import run_table
 
+from protocol.signed import SignedMessage
 from protocol.table import TableSession
 from protocol.table.values import Dealt
-
-from protocol.signed import SignedMessage
 from protocol.testing import KEEP, AttackContext, Emit, Strategy
 
 # --- 1: a claimant that moved on past its claim, stuck at its own move, claimed by two colluders ------
