@@ -201,3 +201,47 @@ def test_a_claimant_past_its_claim_resumes_alike_and_stops(game: str) -> None:
             getattr(fresh, call)(*args)
         assert resumed_state(fresh) == resumed_state(live)
         assert (fresh.my_claim, sorted(fresh._due)) == (live.my_claim, sorted(live._due))
+
+
+# --- 4: a claimant past its claim, at a one-of step it may owe ---------------------------------------
+
+
+class LateKeysThenOneOfClaim(LateKeysToOne):
+    """`LateKeysToOne` against seat 0, this seat's session claiming nothing; then, once the Sixes
+    opening (owed by the holder of O6, which no other seat can tell: a one-of step, D) has been owed for
+    the others' turn limit, it claims that step naming no seat. The other honest seat claims it too (it
+    skips seat 0, whose claim stands, but not this seat), so seat 0, stuck behind its own claim and
+    making no move, is the one seat that has not claimed it."""
+
+    name = "late-keys-then-one-of-claim"
+
+    def __init__(self) -> None:
+        super().__init__(victim=0)
+        self.due: float | None = None
+        self.claimed = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind == "timeout" else super().outgoing(ctx, to, msg, occurrence)
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        waiting = ctx.session.waiting()
+        if self.claimed or waiting is None or not waiting.one_of:
+            return
+        self.due = now if self.due is None else self.due
+        if now - self.due > (ctx.settings.turn_timeout or 0.0) + ctx.settings.step_timeout + 1.0:
+            self.claimed = True
+            ctx.applied += 1
+            ctx.publish("timeout", {"seat": None, "step": ctx.session._step_key(waiting.what), "what": waiting.what})
+
+
+# Withstood (I1, I2): the claims of the opening name no seat, and every seat but seat 0 has made one; seat 0
+# is stuck (`clocks._owes_one_of`: it claimed an earlier step, the hand keys), so nobody is convicted, and both
+# honest seats stop on seat 0's claim after twice the limit. 2 tables (Sixes, seeds where the opening is
+# one of several seats' and the claim fired).
+@pytest.mark.parametrize("seed", [1, 4])
+def test_a_claimant_at_a_one_of_step_is_excused(seed: int) -> None:
+    attack = LateKeysThenOneOfClaim()
+    table = run_table("sixes", 3, {"chips": 1}, seed, {2: attack})
+    assert attack.claimed and table.applied > 0
+    assert table.invariants() == [], table.report()
+    assert all(table.harness.blames(s) == [] for s in (0, 1))
