@@ -14,14 +14,17 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from test_redteam5 import Journaled
+from test_redteam5 import Journaled, _respelt
 from test_redteam6 import resumed_state
-from test_redteam_equiv import run_table
+from test_redteam_equiv import STEP, run_table
 
-from protocol.signed import SignedMessage
+import protocol.signed as signed_module
+from protocol.identity import PublicIdentity
+from protocol.signed import SignedMessage, sign_message
 from protocol.table import TableSession
+from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
 from protocol.table.values import Dealt
-from protocol.testing import KEEP, AttackContext, Emit, Strategy
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
 # --- 1: a claimant that moved on past its claim, stuck at its own move, claimed by two colluders ------
 
@@ -245,3 +248,73 @@ def test_a_claimant_at_a_one_of_step_is_excused(seed: int) -> None:
     assert attack.claimed and table.applied > 0
     assert table.invariants() == [], table.report()
     assert all(table.harness.blames(s) == [] for s in (0, 1))
+
+
+# --- 5: a pending blame's claim items, verified on every input ------------------------------------------
+
+
+class HeavyClaimItemsPendingBlame(Strategy):
+    """Red team 6's heavy pending blame (#2), through the one branch of `blame._evidence_verdict` that
+    neither `ChainTracker.holds` nor `item_verdicts` covers: items of kind `timeout` by another seat than
+    the accused (another claimant's claim) go to `_accept_public`, whose `ChainTracker.accept` checks the
+    signature before anything else. The blame of the victim carries one `secrets` item of the current
+    round (pending: `blame._audit_pending`) and as many `timeout` items as fit, each "by" the bystander at a
+    seq its chain never reaches, with a signature of junk."""
+
+    name = "heavy-claim-items-pending-blame"
+
+    def __init__(self, bystander: int) -> None:
+        self.bystander = bystander
+        self.blame: SignedMessage | None = None
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.blame is not None or msg.kind not in ("move", "commit"):
+            return
+        ctx.applied += 1
+        victim = ctx.victim()
+        table, rnd = ctx.settings.table, ctx.session.round_index
+        pending = sign_message(ctx.identity, table, rnd, 999, "00" * 32, "secrets", {"secrets": {}, "openings": {}})
+        claim = {"seat": victim, "step": "0/play/0", "what": "x"}
+        forged = [
+            {
+                **sign_message(ctx.identity, table, rnd, (1 << 30) + i, "00" * 32, "timeout", claim).to_json(),
+                "author": ctx.settings.seats[self.bystander].peer_id,
+            }
+            for i in range((MAX_OWN_EVIDENCE_BYTES - 4096) // 420)
+        ]
+        body = {"seat": victim, "rule": "P-5.3", "message": "x", "evidence": [pending.to_json(), *forged]}
+        self.blame = ctx.publish("blame", body)[0]
+
+
+# BROKE (I6, CPU): a blame that waits (`_on_blame` -> None) is read again on every `_pump`, that is on
+# every input, even a duplicate; red team 6's fix remembers a failed signature only for items by the
+# accused (`blame._remember`), and red team 5's decides private items once. An item of kind `timeout`
+# by any other seat goes to `_accept_public(None, signed)` every time (`blame._evidence_verdict`, the
+# `signed.author != accused_id` branch), whose `ChainTracker.accept` verifies the signature first: seat 2's
+# blame of seat 0 (pending on a `secrets` item) with ~580 junk-signed `timeout` items "by" seat 1 costs
+# seat 1 one Ed25519 check per item per duplicate of any message (594 checks, ~0.13 s of CPU per 0.5 KB
+# duplicate here; respelt: lanplay's byte-level dedup
+# misses it; no cap counts it). Nobody is blamed; the laptop is pinned while the blame waits (120 s).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k claim_items
+@pytest.mark.xfail(strict=True, reason="red team 7 #5: a pending blame's claim items re-verified per input (I6)")
+def test_a_pending_blames_claim_items_are_not_verified_on_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    attack = HeavyClaimItemsPendingBlame(bystander=1)
+    h = Harness(
+        "sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
+        catch=True, faults=Faults(gossip_delay=0.05),
+    )  # fmt: skip
+    h.run(until=lambda x: bool(x.sessions[1].pending_blames), max_deliveries=60_000, tick_every=TICK, max_time=100)
+    assert attack.blame is not None and 2 in h.sessions[1].pending_blames
+    checks = [0]
+    verify = signed_module.SignedMessage.verify
+
+    def counting_verify(self: SignedMessage, public_key: PublicIdentity) -> None:
+        checks[0] += 1
+        verify(self, public_key)
+
+    monkeypatch.setattr(signed_module.SignedMessage, "verify", counting_verify)
+    first = next(m for m in h.attackers[2].sent if m.kind == "seed.commit")
+    for _ in range(10):
+        h.sessions[1].receive(2, _respelt(first), h.now)
+    assert h.sessions[1].stage != "ended"  # still pending: the duplicates changed nothing
+    assert checks[0] / 10 <= 50, f"{checks[0] / 10} signature checks per duplicate"
