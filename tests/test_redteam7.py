@@ -293,8 +293,8 @@ class HeavyClaimItemsPendingBlame(Strategy):
 # `signed.author != accused_id` branch), whose `ChainTracker.accept` verifies the signature first: seat 2's
 # blame of seat 0 (pending on a `secrets` item) with ~580 junk-signed `timeout` items "by" seat 1 costs
 # seat 1 one Ed25519 check per item per duplicate of any message (594 checks, ~0.13 s of CPU per 0.5 KB
-# duplicate here; respelt: lanplay's byte-level dedup
-# misses it; no cap counts it). Nobody is blamed; the laptop is pinned while the blame waits (120 s).
+# duplicate here; respelt: lanplay's byte-level dedup misses it; no cap counts it). Nobody is blamed; the
+# laptop is pinned while the blame waits (120 s).
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k claim_items
 @pytest.mark.xfail(strict=True, reason="red team 7 #5: a pending blame's claim items re-verified per input (I6)")
 def test_a_pending_blames_claim_items_are_not_verified_on_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
