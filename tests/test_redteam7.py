@@ -19,6 +19,8 @@ from test_redteam6 import resumed_state
 from test_redteam_equiv import STEP, run_table
 
 import protocol.signed as signed_module
+from engine.api import JSONObject
+from protocol.encoding import canonical
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage, sign_message
 from protocol.table import TableSession
@@ -253,52 +255,65 @@ def test_a_claimant_at_a_one_of_step_is_excused(seed: int) -> None:
 # --- 5: a pending blame's claim items, verified on every input ------------------------------------------
 
 
-class HeavyClaimItemsPendingBlame(Strategy):
-    """Red team 6's heavy pending blame (#2), through the one branch of `blame._evidence_verdict` that
-    neither `ChainTracker.holds` nor `item_verdicts` covers: items of kind `timeout` by another seat than
-    the accused (another claimant's claim) go to `_accept_public`, whose `ChainTracker.accept` checks the
-    signature before anything else. The blame of the victim carries one `secrets` item of the current
-    round (pending: `blame._audit_pending`) and as many `timeout` items as fit, each "by" the bystander at a
-    seq its chain never reaches, with a signature of junk."""
+class HeavyPendingBlameItems(Strategy):
+    """Red team 6's heavy pending blame (#2), through the branches of `blame._evidence_verdict` that
+    neither `ChainTracker.holds` nor `item_verdicts` covers. The blame carries one `secrets` item of the
+    current round (pending: `blame._audit_pending`) and as many items of one `variant` as fit:
+    "claims": `timeout` items "by" the bystander (another claimant's claim, taken to `_accept_public`,
+    whose `ChainTracker.accept` checks the signature first) with a signature of junk; "forks": equivocation
+    proofs of this table whose first half has a signature of junk (`verify_equivocation`, never
+    remembered); "own": the blame accuses its own author, the items are its own validly signed moves at
+    seqs its chain never reaches (verified, not remembered since they pass, then `ChainTracker.accept`)."""
 
-    name = "heavy-claim-items-pending-blame"
+    name = "heavy-pending-blame-items"
 
-    def __init__(self, bystander: int) -> None:
+    def __init__(self, bystander: int, variant: str) -> None:
         self.bystander = bystander
+        self.variant = variant
         self.blame: SignedMessage | None = None
 
     def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
         if self.blame is not None or msg.kind not in ("move", "commit"):
             return
         ctx.applied += 1
-        victim = ctx.victim()
+        victim = ctx.seat if self.variant == "own" else ctx.victim()
         table, rnd = ctx.settings.table, ctx.session.round_index
         pending = sign_message(ctx.identity, table, rnd, 999, "00" * 32, "secrets", {"secrets": {}, "openings": {}})
+
+        def signed(seq: int, kind: str, body: JSONObject) -> JSONObject:
+            return sign_message(ctx.identity, table, rnd, seq, "00" * 32, kind, body).to_json()
+
         claim = {"seat": victim, "step": "0/play/0", "what": "x"}
-        forged = [
-            {
-                **sign_message(ctx.identity, table, rnd, (1 << 30) + i, "00" * 32, "timeout", claim).to_json(),
-                "author": ctx.settings.seats[self.bystander].peer_id,
-            }
-            for i in range((MAX_OWN_EVIDENCE_BYTES - 4096) // 420)
-        ]
-        body = {"seat": victim, "rule": "P-5.3", "message": "x", "evidence": [pending.to_json(), *forged]}
+        items: list[JSONObject] = []
+        while len(canonical(items)) < MAX_OWN_EVIDENCE_BYTES - 8192:
+            seq = (1 << 30) + len(items)
+            if self.variant == "claims":
+                items.append({**signed(seq, "timeout", claim), "author": ctx.settings.seats[self.bystander].peer_id})
+            elif self.variant == "forks":
+                forged = {**signed(seq, "move", {"step": 0}), "author": ctx.settings.seats[victim].peer_id}
+                items.append({"first": forged, "second": forged})
+            else:
+                items.append(signed(seq, "move", {"step": 0}))
+        body = {"seat": victim, "rule": "P-5.3", "message": "x", "evidence": [pending.to_json(), *items]}
         self.blame = ctx.publish("blame", body)[0]
 
 
 # BROKE (I6, CPU): a blame that waits (`_on_blame` -> None) is read again on every `_pump`, that is on
-# every input, even a duplicate; red team 6's fix remembers a failed signature only for items by the
-# accused (`blame._remember`), and red team 5's decides private items once. An item of kind `timeout`
-# by any other seat goes to `_accept_public(None, signed)` every time (`blame._evidence_verdict`, the
-# `signed.author != accused_id` branch), whose `ChainTracker.accept` verifies the signature first: seat 2's
-# blame of seat 0 (pending on a `secrets` item) with ~580 junk-signed `timeout` items "by" seat 1 costs
-# seat 1 one Ed25519 check per item per duplicate of any message (594 checks, ~0.13 s of CPU per 0.5 KB
-# duplicate here; respelt: lanplay's byte-level dedup misses it; no cap counts it). Nobody is blamed; the
-# laptop is pinned while the blame waits (120 s).
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k claim_items
-@pytest.mark.xfail(strict=True, reason="red team 7 #5: a pending blame's claim items re-verified per input (I6)")
-def test_a_pending_blames_claim_items_are_not_verified_on_every_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    attack = HeavyClaimItemsPendingBlame(bystander=1)
+# every input, even a duplicate; red team 6's fix remembers a failed signature only for public items by the
+# accused (`blame._remember`), and red team 5's decides private items once. Every other branch of
+# `blame._evidence_verdict` checks signatures again each time: "claims", a `timeout` item by another seat
+# than the accused, goes to `_accept_public(None, signed)`, whose `ChainTracker.accept` verifies first (581
+# checks per duplicate here); "forks", an equivocation proof, `verify_equivocation` (307); "own", a blame of
+# its own author with its validly signed moves at seqs never reached: verified (passes, so not remembered),
+# then verified again by `ChainTracker.accept` (1,258). Seat 2's blame of seat 0 (pending on a `secrets`
+# item) costs seat 1 ~0.13 s of CPU per 0.5 KB duplicate of any message ("claims"; respelt: lanplay's
+# byte-level dedup misses it; no cap counts it). Nobody is blamed; the laptop is pinned while the blame
+# waits (120 s). The mechanism: what a pending blame's items come to is worked out anew on every input.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k verified_on_every_input
+@pytest.mark.xfail(strict=True, reason="red team 7 #5: a pending blame's items re-verified per input (I6)")
+@pytest.mark.parametrize("variant", ["claims", "forks", "own"])
+def test_a_pending_blames_items_are_not_verified_on_every_input(monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
+    attack = HeavyPendingBlameItems(bystander=1, variant=variant)
     h = Harness(
         "sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
         catch=True, faults=Faults(gossip_delay=0.05),
