@@ -333,3 +333,71 @@ def test_a_pending_blames_items_are_not_verified_on_every_input(monkeypatch: pyt
         h.sessions[1].receive(2, _respelt(first), h.now)
     assert h.sessions[1].stage != "ended"  # still pending: the duplicates changed nothing
     assert checks[0] / 10 <= 50, f"{checks[0] / 10} signature checks per duplicate"
+
+
+# --- 6: the last claim reaches one claimant in the last audit, the other over -----------------------
+
+
+QUIET = ("timeout", "blame", "stop")  # a colluder's session's own verdicts stay home
+
+
+class LastSecretsToOneClaimant(Strategy):
+    """At the game's last audit this seat holds its secrets back, so both honest seats claim it (P-5.3)
+    at one tick; the moment the claims come in, it sends its secrets to `over` alone (which takes them in
+    past its claim since 4b0db40, audits and is over), and has the other colluder (`voice`) send its claim,
+    the last one needed, 10 ms later to both honest seats: `over`'s gossip brings the secrets to the other
+    honest seat only 50 ms later."""
+
+    name = "last-secrets-to-one-claimant"
+
+    def __init__(self, over: int, voice: int) -> None:
+        self.over = over
+        self.voice = voice
+        self.secrets: JSONObject | None = None
+        self.round = 0
+        self.sent = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "secrets":
+            self.secrets, self.round = msg.body, msg.round
+            return ()
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        mine = ctx.settings.seats[ctx.seat].peer_id
+        named = msg.kind == "timeout" and msg.body.get("seat") == ctx.seat and self.secrets is not None
+        if named and not self.sent and msg.author != mine:
+            self.sent = True
+            ctx.applied += 1
+            ctx.publish("secrets", self.secrets, to=[self.over], delay=0.001, round=self.round)
+            honest = [s for s in range(ctx.n) if s not in ctx.harness.attackers]
+            ctx.harness.attackers[self.voice].publish("timeout", dict(msg.body), to=honest, delay=0.01)
+        return True
+
+
+class Quiet(Strategy):
+    """An honest seat's play, but its session's claims, blames and stops never go out."""
+
+    name = "quiet"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET else (KEEP,)
+
+
+# BROKE (I2): since 4b0db40 a claimant takes in the claimed step when it comes and goes on, here into
+# `over`, where claims convict nobody (`clocks._judge_claims` returns at once in over; a seat in a next
+# round would judge them); a claimant still short of the step judges them. Sixes, 4 seats, one chip (one
+# round is the game): seat 3 holds back its last secrets, seats 0 and 1 claim it at one tick (P-5.3). At
+# once seat 3 sends its secrets to seat 1 alone (1 ms): seat 1 audits and is over. 10 ms later seat 2's claim,
+# the last one needed, reaches both: seat 0, still in the audit (seat 1's gossip brings the secrets only
+# after 50 ms), convicts seat 3; seat 1 reads the claim and seat 0's blame after the game and refuses them
+# (`blame._judge_after_over`: the claims prove nothing there). Seat 0: Blamed(3, P-5.3); seat 1: GameOver.
+# (Before 4b0db40 seat 1 stayed in the audit behind its claim and convicted too.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k last_audit
+@pytest.mark.xfail(strict=True, reason="red team 7 #6: a claimant over past its claim ignores the last claim (I2)")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_last_claim_in_the_last_audit_ends_every_seat_alike(seed: int) -> None:
+    attack = {2: Quiet(), 3: LastSecretsToOneClaimant(over=1, voice=2)}
+    table = run_table("sixes", 4, {"chips": 1}, seed, attack)
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
