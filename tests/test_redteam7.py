@@ -365,8 +365,8 @@ class LastSecretsToOneClaimant(Strategy):
 
     def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
         mine = ctx.settings.seats[ctx.seat].peer_id
-        named = msg.kind == "timeout" and msg.body.get("seat") == ctx.seat and self.secrets is not None
-        if named and not self.sent and msg.author != mine:
+        named = msg.kind == "timeout" and msg.body.get("seat") == ctx.seat
+        if named and not self.sent and msg.author != mine and self.secrets is not None:
             self.sent = True
             ctx.applied += 1
             ctx.publish("secrets", self.secrets, to=[self.over], delay=0.001, round=self.round)
