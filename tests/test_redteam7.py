@@ -401,3 +401,80 @@ def test_the_last_claim_in_the_last_audit_ends_every_seat_alike(seed: int) -> No
     table = run_table("sixes", 4, {"chips": 1}, seed, attack)
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 7: an audit blame whose secrets only fit as references, at a seat that holds them --------------------
+
+
+PAD = 60_000  # bytes of padding in a colluder's secrets (a small kind: at most 64 KiB)
+
+
+class PaddedFalseSecrets(Strategy):
+    """Pads its moves (`move_pad` bytes each: a move's body is read by its fields, more fields are kept
+    and signed) and its secrets (`PAD`), and publishes secrets whose permutation has its first two
+    entries swapped: a well-formed shuffle secret that does not reproduce its shuffle pass (P-4.2),
+    found by every seat's audit. Its session's own verdicts stay home."""
+
+    name = "padded-false-secrets"
+
+    def __init__(self, move_pad: int) -> None:
+        self.move_pad = move_pad
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET:
+            return ()
+        if msg.kind in ("move", "commit", "reveal"):
+            ctx.applied += 1
+            return (Emit(body={**msg.body, "pad": "m" * self.move_pad}),)
+        if msg.kind == "secrets":
+            ctx.applied += 1
+            secrets = msg.body["secrets"]
+            assert isinstance(secrets, dict) and isinstance(secrets["permutation"], list)
+            permutation = list(secrets["permutation"])
+            permutation[0], permutation[1] = permutation[1], permutation[0]
+            body = {**msg.body, "secrets": {**secrets, "permutation": permutation}, "pad": "s" * PAD}
+            return (Emit(body=body),)
+        return (KEEP,)
+
+
+class PaddedLastSecrets(Strategy):
+    """Pads its secrets (`PAD`) and sends them last, a second after its session made them: to `first`
+    at once then, to every other seat 40 ms later (the first seat's gossip would bring them in 50 ms)."""
+
+    name = "padded-last-secrets"
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET:
+            return ()
+        if msg.kind != "secrets":
+            return (KEEP,)
+        ctx.applied += 1
+        return (Emit(body={**msg.body, "pad": "s" * PAD}, delay=1.0 if to == self.first else 1.04),)
+
+
+# BROKE (I2): an audit's blame quotes the secrets that completed the audit and the accused's moves and secrets
+# of the round (`audit._audited_messages`); over `MAX_OWN_EVIDENCE_BYTES` the largest are sent as references
+# (`_round.fitting_evidence`), and a seat that holds the very message a reference names takes it to prove
+# nothing (`blame._reference_pending`). A quoted `secrets` item makes a seat whose audit is not complete wait
+# (`blame._audit_pending`); its reference does not. Four seats: seat 2 pads its moves and its secrets, which
+# do not reproduce its shuffle (P-4.2); seat 3 pads its secrets and sends them last, to seat 0 40 ms before
+# seat 1. Seat 0's audit completes and convicts seat 2; its blame (both ~60 KB secrets as references, the
+# moves quoted) reaches seat 1 at once: seat 1 holds seat 2's secrets (so that reference proves nothing),
+# seat 3's reference names another author than the accused (nothing), the moves are handled: no item waits,
+# the verdict is False, and seat 1 stops ("this seat's checks do not") 40 ms before seat 3's secrets would
+# have completed its own audit. Seat 0: Blamed(2, P-4.2); seat 1: Stopped.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k only_as_references
+@pytest.mark.xfail(strict=True, reason="red team 7 #7: an audit blame's secrets as references prove nothing (I2)")
+@pytest.mark.parametrize(
+    ("game", "options", "move_pad"), [("sixth-sense", {}, 15_000), ("sixes", {"chips": 2}, 30_000)]
+)
+def test_an_audit_blame_with_secrets_only_as_references_convicts_everywhere(
+    game: str, options: JSONObject, move_pad: int
+) -> None:
+    attack = {2: PaddedFalseSecrets(move_pad), 3: PaddedLastSecrets(first=0)}
+    table = run_table(game, 4, options, 0, attack)
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
