@@ -478,3 +478,38 @@ def test_an_audit_blame_with_secrets_only_as_references_convicts_everywhere(
     table = run_table(game, 4, options, 0, attack)
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 8: timed at the limit: two of three honest seats claim, the third does not ------------------------
+
+
+class LateKeysToSome(Strategy):
+    """This seat's hand keys reach each seat of `offsets` that many seconds past the step limit
+    (negative: just under it), every other seat at once."""
+
+    name = "late-keys-to-some"
+
+    def __init__(self, offsets: dict[int, float]) -> None:
+        self.offsets = offsets
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to in self.offsets and msg.round == 0:
+            ctx.applied += 1
+            return (Emit(delay=ctx.settings.step_timeout + self.offsets[to]),)
+        return (KEEP,)
+
+
+# Withstood (I1, I2, I4): the seats whose keys came past the limit claim (P-5.3), take the keys in when they
+# come (4b0db40) and go on, making no move; the seat that got them in time skips every claimant
+# (`clocks._tick`: a seat with a claim standing is never claimed against) and is never convicted; every honest
+# seat stops after twice the limit, nobody convicted. 4 tables (6th Sense and 6 nimmt!, 4 and 5 seats; the
+# keys to seats 1 and 2 0.3 s and 0.4 s past the limit, past the claiming tick, to seat 0 0.1 s under it).
+@pytest.mark.parametrize("players", [4, 5])
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_keys_at_the_limit_to_some_seats_stop_every_seat_alike(game: str, players: int) -> None:
+    table = run_table(game, players, {}, 0, {players - 1: LateKeysToSome({0: -0.1, 1: 0.3, 2: 0.4})})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    claimants = [s for s in range(players - 1) if table.harness.sessions[s].my_claim is not None]
+    assert claimants == [1, 2], claimants
+    assert all(table.harness.blames(s) == [] for s in range(players - 1))
