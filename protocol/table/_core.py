@@ -105,6 +105,7 @@ class SessionCore:
         # a blame's evidence item ("digest/sig") -> decided once: its fault (private), or False when its
         # signature fails (I6: a waiting blame is read again on every input)
         self.item_verdicts: dict[str, bool] = {}
+        self.items_taken: set[str] = set()  # quoted public items offered to the chains once (`blame._take_in`)
         self.stopped: Stopped | None = None
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled

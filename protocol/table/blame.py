@@ -140,7 +140,14 @@ class BlameMixin(SessionCore):
                         private_channel(self.settings.table, accused_id, p.peer_id) for p in self.settings.seats
                     }
                     if proof.first.table in channels:  # the proof must belong to this table (I1)
-                        verify_equivocation(proof, self.settings.seats[accused])
+                        key = f"{_item_key(proof.first)}|{_item_key(proof.second)}"
+                        if key in self.item_verdicts:
+                            continue  # it failed before (red team 7: proofs re-verified on every read)
+                        try:
+                            verify_equivocation(proof, self.settings.seats[accused])
+                        except ProtocolError:
+                            self._remember(key, False)
+                            raise
                         return True
                     continue
                 signed = SignedMessage.from_json(item)
@@ -149,7 +156,8 @@ class BlameMixin(SessionCore):
                     continue
                 if signed.author != accused_id:
                     if signed.kind == "timeout" and signed.table == self.settings.table:
-                        self._accept_public(None, signed)  # another claimant's claim: judged by `_judge_claims`
+                        # another claimant's claim: judged by `_judge_claims` once taken in here
+                        self._take_in(signed)
                         pending = True
                     continue
                 if signed.kind.startswith("p."):
@@ -165,7 +173,7 @@ class BlameMixin(SessionCore):
                     continue
                 if signed.table != self.settings.table:
                     continue
-                if not self.tracker.holds(signed):  # a copy of a message held here needs no second check
+                if signed.kind not in PUBLIC_KINDS:  # no honest seat signs it for this table: proven once signed
                     key = _item_key(signed)
                     if key in self.item_verdicts:
                         continue  # its signature failed before (red team 6: forged items re-verified)
@@ -174,13 +182,10 @@ class BlameMixin(SessionCore):
                     except ProtocolError:
                         self._remember(key, False)
                         raise
-                if signed.kind not in PUBLIC_KINDS:
                     return True
                 # A public message: this seat judges it itself on reaching it in the accused's chain.
                 try:
-                    self._accept_public(None, signed)
-                except OutOfOrder:
-                    pass
+                    self._take_in(signed)
                 except NotYet:  # a round ahead of this seat, or no room in the hold: it comes by its chain
                     pending = True
                     continue
@@ -191,6 +196,33 @@ class BlameMixin(SessionCore):
             except ProtocolError:
                 continue
         return None if pending else False
+
+    def _take_in(self, signed: SignedMessage) -> None:
+        """Offer a quoted public message to its author's chain here, once: a copy already in the chain
+        needs no check (`ChainTracker.holds`), one whose signature failed is remembered as failed, and
+        one taken in before (held out of order, or refused as a round ahead) is not verified again on
+        the next reading of a waiting blame (I6; red teams 6 and 7). Raises `ProtocolError` (a bad
+        signature), `NotYet` or `EquivocationDetected` as `_accept_public` does."""
+        if self.tracker.holds(signed):
+            return
+        key = _item_key(signed)
+        if key in self.item_verdicts:
+            raise ProtocolError("P-1.3", "a quoted message whose signature failed before")
+        if key in self.items_taken:
+            return
+        try:
+            self._accept_public(None, signed)
+        except OutOfOrder:
+            pass
+        except NotYet:
+            raise
+        except EquivocationDetected:
+            raise
+        except ProtocolError:
+            self._remember(key, False)
+            raise
+        if len(self.items_taken) < MAX_ITEM_VERDICTS:
+            self.items_taken.add(key)
 
     def _referenced(self, item: JSONObject) -> SignedMessage | None:
         """The message of this table's chains that a reference names, if this seat holds that very

@@ -189,8 +189,7 @@ class InboxMixin(SessionCore):
         held = sum(1 for key in self.held if key[0] == chain)
         if held >= MAX_HELD or self.held_bytes.get(chain, 0) + size > MAX_HELD_BYTES:
             raise NotYet("P-1.3", f"too many out-of-order messages from seat {author}")
-        self.held[(chain, msg.seq)] = msg
-        self.progress += 1
+        self.held[(chain, msg.seq)] = msg  # not `progress`: a held message changes nothing a blame reads (I6)
         self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
         self.last_input_kept = True
 
