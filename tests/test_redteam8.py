@@ -12,14 +12,17 @@ withstands is a plain test that asserts the invariants on a table where the atta
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
-from test_redteam7 import HeavyPendingBlameItems
-from test_redteam_equiv import STEP
+from test_redteam7 import QUIET, HeavyPendingBlameItems
+from test_redteam_equiv import STEP, run_table
 
 import protocol.signed as signed_module
+from engine.api import JSONObject
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage, sign_message
-from protocol.testing import TICK, Faults, Harness
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
 
 # --- 1: a waiting blame read again on every held message -------------------------------------------
 
@@ -72,3 +75,70 @@ def test_a_pending_blame_is_not_reread_on_every_held_message(monkeypatch: pytest
     assert h.sessions[1].stage != "ended"
     assert len(h.sessions[1].held) >= 10  # every one kept: it fired
     assert checks[0] / 10 <= 50, f"{checks[0] / 10} signature checks per held message"
+
+
+# --- 2: blames whose evidence is references of every odd kind ----------------------------------------
+
+
+class OddReferenceBlame(Strategy):
+    """At its first move of play this seat blames the victim (an honest seat) with one reference
+    (`{table, author, seq, digest}`, as `_round.fitting_evidence` makes them) of one `variant`, which
+    since 8ffff55 stands for the message it names wherever that is held (`blame._referenced`):
+    "accused": the victim's latest message; "third": the other honest seat's latest message;
+    "own": this seat's own first message; "own-claim": a false timeout claim of its own published
+    just before (a claim item by another seat than the accused makes a blame wait); "huge": the
+    victim at a seq its chain never reaches (waited for); "self": as "own", but the blame accuses its
+    own author. Its session's own verdicts stay home."""
+
+    name = "odd-reference-blame"
+
+    def __init__(self, variant: str) -> None:
+        self.variant = variant
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        victim = ctx.victim()
+        third = next(s for s in ctx.honest() if s != victim)
+        table = ctx.settings.table
+
+        def latest(seat: int) -> SignedMessage:
+            return ctx.session.tracker.messages(ctx.settings.seats[seat].peer_id)[-1]
+
+        def reference(m: SignedMessage) -> JSONObject:
+            return {"table": m.table, "author": m.author, "seq": m.seq, "digest": m.digest()}
+
+        accused = ctx.seat if self.variant == "self" else victim
+        if self.variant == "accused":
+            item = reference(latest(victim))
+        elif self.variant == "third":
+            item = reference(latest(third))
+        elif self.variant in ("own", "self"):
+            item = reference(ctx.sent[0])
+        elif self.variant == "own-claim":
+            claim = {"seat": victim, "step": ctx.session._step_key("x"), "what": "a step"}
+            item = reference(ctx.publish("timeout", claim)[0])
+        else:
+            victim_id = ctx.settings.seats[victim].peer_id
+            item = {"table": table, "author": victim_id, "seq": (1 << 39), "digest": "ab" * 32}
+        ctx.publish("blame", {"seat": accused, "rule": "P-4.2", "message": "x", "evidence": [item]})
+
+
+# Withstood (I1, I2): a reference stands for the very message held here, judged as that message
+# quoted (`blame._evidence_verdict`): a message of the accused already handled proves nothing (stop), a
+# message of another author than the accused proves nothing, a claim item waits and is stopped after
+# twice the limit, a reference never reached waits and is stopped likewise; every honest seat stops,
+# nobody convicted. 12 tables (6th Sense and 6 nimmt!, 3 seats, one reference variant each).
+@pytest.mark.parametrize("variant", ["accused", "third", "own", "own-claim", "huge", "self"])
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_blame_of_odd_references_convicts_nobody_and_stops_every_seat_alike(game: str, variant: str) -> None:
+    table = run_table(game, 3, {}, 0, {2: OddReferenceBlame(variant)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    assert all(table.harness.blames(s) == [] for s in (0, 1)), table.report()
