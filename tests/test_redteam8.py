@@ -142,3 +142,46 @@ def test_a_blame_of_odd_references_convicts_nobody_and_stops_every_seat_alike(ga
     assert table.applied > 0
     assert table.invariants() == [], table.report()
     assert all(table.harness.blames(s) == [] for s in (0, 1)), table.report()
+
+
+# --- 3: convicted at one seat, a stop at the other, at one instant -----------------------------------
+
+
+class ConvictHereStopThere(Strategy):
+    """At its first move of play this seat sends `convicted` a signed message of a kind the protocol
+    has not (`inbox._check_kind`: its author's provable fault, P-1.3), and at the same instant sends
+    every other seat a `stop` of its own (`clocks._on_stop`: the game stops, nobody convicted). Neither
+    seat has the other's message when it ends; each one's verdict then reaches a seat already ended."""
+
+    name = "convict-here-stop-there"
+
+    def __init__(self, convicted: int) -> None:
+        self.convicted = convicted
+        self.done = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        others = [s for s in range(ctx.n) if s not in (ctx.seat, self.convicted)]
+        ctx.publish("junk", {"x": 1}, to=[self.convicted])
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=others)
+
+
+# BROKE (I2): a verdict is final where it is reached (`_enter("ended")`: `receive` drops every input
+# afterwards), and a seat reaches a stop from one signed `stop` of any seat (`clocks._on_stop`) as
+# surely as a conviction from one signed fault (`inbox._check_kind`, or any `CheatDetected`). A cheater
+# that sends one seat its own fault and the others a stop, at one instant, ends them differently: seat 0
+# Blamed(2, P-1.3), seat 1 Stopped; seat 0's blame (whose evidence, the signed junk, seat 1 could check
+# itself) reaches seat 1 after it ended, and is never read. No deadline is needed (unlike the documented
+# race of claims at twice the limit): any instant of the game, one cheater. Closing it means a stop that
+# later checkable evidence turns into the conviction.
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam8.py -k stop_there
+@pytest.mark.xfail(strict=True, reason="red team 8 #2: a fault to one seat, a stop to the other, at once (I2)")
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_a_fault_here_and_a_stop_there_end_every_seat_alike(game: str) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    table = run_table(game, 3, options, 0, {2: ConvictHereStopThere(convicted=0)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
