@@ -185,3 +185,50 @@ def test_a_fault_here_and_a_stop_there_end_every_seat_alike(game: str) -> None:
     table = run_table(game, 3, options, 0, {2: ConvictHereStopThere(convicted=0)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 4: a false claim of its own as a shield for withholding its decisions ---------------------------
+
+
+class ClaimThenWithholdDecisions(Strategy):
+    """Publishes a false timeout claim against the victim at its first pass of the deal (the seat that
+    owes a step after its own claim is excused: `clocks._owed_past_limit`, and a claimant is never
+    claimed: `clocks._tick`), then never sends a move or a choice. `late` instead makes the claim only
+    once its own first decision has come due (the claim's key then is that very decision's)."""
+
+    name = "claim-then-withhold-decisions"
+
+    def __init__(self, late: bool) -> None:
+        self.late = late
+        self.claimed = False
+
+    def _claim(self, ctx: AttackContext, key: str) -> None:
+        self.claimed = True
+        ctx.applied += 1
+        ctx.publish("timeout", {"seat": ctx.victim(), "step": key, "what": "a step"})
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if not self.late and not self.claimed and msg.kind in ("shuffle", "lock"):
+            self._claim(ctx, ctx.session._step_key("shuffle the deck"))
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in ("move", "commit"):
+            ctx.applied += 1
+            if self.late and not self.claimed:
+                self._claim(ctx, ctx.session._step_key(str(ctx.session.game.expected(ctx.session.state).kind)))
+            return ()
+        return () if msg.kind in QUIET else (KEEP,)
+
+
+# Withstood (I1, I2, I4): the honest seats skip a seat whose claim stands (never claim it), so its
+# withholding convicts nobody, and every honest seat stops twice the limit after its claim was first seen
+# (`clocks._judge_claims`), nobody convicted, the victim included (its claims are one seat's). 6 tables.
+@pytest.mark.parametrize("late", [False, True])
+@pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
+def test_a_false_claim_as_a_shield_stops_every_seat_alike(game: str, late: bool) -> None:
+    options = {"chips": 1} if game == "sixes" else {}
+    attack = ClaimThenWithholdDecisions(late)
+    table = run_table(game, 3, options, 0, {2: attack})
+    assert attack.claimed and table.applied > 0
+    assert table.invariants() == [], table.report()
+    assert all(table.harness.sessions[s].stopped is not None for s in (0, 1)), table.report()
