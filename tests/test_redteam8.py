@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from test_redteam7 import QUIET, HeavyPendingBlameItems
+from test_redteam7 import QUIET, HeavyPendingBlameItems, Quiet
 from test_redteam_equiv import STEP, run_table
 
 import protocol.signed as signed_module
@@ -232,3 +232,55 @@ def test_a_false_claim_as_a_shield_stops_every_seat_alike(game: str, late: bool)
     assert attack.claimed and table.applied > 0
     assert table.invariants() == [], table.report()
     assert all(table.harness.sessions[s].stopped is not None for s in (0, 1)), table.report()
+
+
+# --- 5: the last claim after the game, to one over seat only -------------------------------------------
+
+
+class LastClaimAfterTheGame(Strategy):
+    """At the game's last audit this seat holds its secrets back, so both honest seats claim it (P-5.3);
+    the moment the claims come in, it sends its secrets to every honest seat (both audit and are over),
+    and has the other colluder (`voice`) send its claim, the last one needed, `lag` seconds later to
+    `to` alone (its gossip brings it to the other over seat 50 ms later)."""
+
+    name = "last-claim-after-the-game"
+
+    def __init__(self, voice: int, to: int, lag: float) -> None:
+        self.voice = voice
+        self.to = to
+        self.lag = lag
+        self.secrets: JSONObject | None = None
+        self.round = 0
+        self.sent = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "secrets":
+            self.secrets, self.round = msg.body, msg.round
+            return ()
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        named = msg.kind == "timeout" and msg.body.get("seat") == ctx.seat
+        if named and not self.sent and self.secrets is not None and msg.author != ctx.identity.peer_id:
+            claimed = {m.author for m in ctx.received if m.kind == "timeout" and m.body.get("seat") == ctx.seat}
+            if len(claimed) < len(ctx.honest()):
+                return True
+            self.sent = True
+            ctx.applied += 1
+            ctx.publish("secrets", self.secrets, to=ctx.honest(), delay=0.001, round=self.round)
+            ctx.harness.attackers[self.voice].publish("timeout", dict(msg.body), to=[self.to], delay=self.lag)
+        return True
+
+
+# Withstood (I2): both honest seats are over when the last claim comes; an over seat still convicts on a
+# complete set of claims (`clocks._judge_claims`, 8ffff55), and the claim reaches the other over seat by
+# gossip: both convict the withholder alike. 4 tables (Sixes, 4 seats, one chip; the claim 0.5 s or 3 s
+# after the game, to either honest seat).
+@pytest.mark.parametrize("lag", [0.5, 3.0])
+@pytest.mark.parametrize("to", [0, 1])
+def test_the_last_claim_after_the_game_convicts_at_every_over_seat(to: int, lag: float) -> None:
+    attack = {2: Quiet(), 3: LastClaimAfterTheGame(voice=2, to=to, lag=lag)}
+    table = run_table("sixes", 4, {"chips": 1}, 0, attack)
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)] == [3, 3], table.report()
