@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from test_redteam7 import QUIET, HeavyPendingBlameItems, Quiet
+from test_redteam7 import QUIET, ClaimTheStuckClaimant, HeavyPendingBlameItems, Quiet
 from test_redteam_equiv import STEP, run_table
 
 import protocol.signed as signed_module
@@ -301,3 +301,38 @@ def test_the_last_claim_after_the_game_convicts_at_every_over_seat(to: int, lag:
     assert table.applied > 0
     assert table.invariants() == [], table.report()
     assert [b.seat for s in (0, 1) for b in table.harness.blames(s)] == [3, 3], table.report()
+
+
+# --- 6: red team 7's stuck claimant, with another honest seat at the table ------------------------------
+
+
+class KeysLateThenClaimTheClaimant(ClaimTheStuckClaimant):
+    """Red team 7's `ClaimTheStuckClaimant` where a bystander seat is honest too: a public lock late to
+    the victim is brought by the bystander's gossip, so the delayer sends its private hand keys late
+    instead (nobody passes them on); every message of the others is passed on."""
+
+    name = "keys-late-then-claim-the-claimant"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET:
+            return ()
+        if self.delayer and msg.kind == "p.keys" and to == self.victim and msg.round == 0:
+            return (Emit(delay=ctx.settings.step_timeout + 1.0),)
+        return (KEEP,)
+
+    def forward(self, ctx: AttackContext, to: int, data: bytes) -> bool:
+        return True
+
+
+# Withstood (I1, I2): seat 1's hand keys reach seat 0 21 s late; seat 0 claims seat 1 (P-5.3), takes the
+# keys in and goes on to its first move, which it may not make; seats 1 and 2 then claim seat 0 for that
+# move. Seat 3 (honest) never claims seat 0 (a claimant is skipped: `clocks._tick`), so the claims
+# against seat 0 are incomplete at every seat, and seat 3 never claimed seat 1 (its keys came in time):
+# both honest seats stop on seat 0's claim twice the limit after it (140 s), nobody convicted. 2 tables.
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_stuck_claimant_and_a_bystander_stop_alike(game: str) -> None:
+    attack = {1: KeysLateThenClaimTheClaimant(0, delayer=True), 2: KeysLateThenClaimTheClaimant(0, delayer=False)}
+    table = run_table(game, 4, {}, 0, attack)
+    assert attack[1].claimed and attack[2].claimed and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert all(table.harness.blames(s) == [] for s in (0, 3)), table.report()
