@@ -64,7 +64,10 @@ BULLHEADS: tuple[int, ...] = (0, *(bullheads(card) for card in range(1, MAX_CARD
 
 
 def row_bullheads(row: Sequence[int]) -> int:
-    return sum(map(BULLHEADS.__getitem__, row))
+    taken = 0
+    for card in row:  # a plain loop: `sum(map(BULLHEADS.__getitem__, row))` calls a method wrapper per card
+        taken += BULLHEADS[card]
+    return taken
 
 
 def deck_size(players: int, tactic: bool) -> int:
@@ -180,6 +183,9 @@ class Take6State:
     # A cache of what `expected` derives from the fields above, filled at most once per state:
     # never compared, hashed or printed, not part of the value.
     _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
+    # Another, set where `_place` built the state (not part of the value either): the row ends
+    # coded end·4 + row, ascending, then `_ABOVE_ALL`, so that the next placement starts from them.
+    _ends: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def deck_size(self) -> int:
@@ -193,7 +199,7 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
-_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`
+_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`, `_ends`
 _new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
@@ -261,7 +267,7 @@ def _layout(players: int, tactic: bool, logic: bool) -> DealLayout:
             layout = DealLayout(deck, hands, table=tuple(range(players * HAND_SIZE, players * HAND_SIZE + ROWS)))
         _LAYOUTS[players, tactic, logic] = layout
     return layout
-_SLICES: dict[int, tuple[tuple[slice, ...], slice]] = {}
+_HAND_RUNS: dict[int, tuple[Callable[[list[int]], tuple[list[int], ...]], slice]] = {}
 
 
 def _deal_of_numbers(
@@ -269,15 +275,16 @@ def _deal_of_numbers(
 ) -> Take6Deal:
     """The deal (without logic) of the cards at each layout position: the hands and the rows lie
     in runs of positions (`_layout`), so each is one slice; the hands sorted (`Take6Deal._sorted`)."""
-    slices = _SLICES.get(players)
-    if slices is None:
+    runs = _HAND_RUNS.get(players)
+    if runs is None:
         layout = _layout(players, False, False)  # tactic changes the deck, not the positions
-        runs = (*layout.hands, layout.table)
-        assert all(run == tuple(range(run[0], run[-1] + 1)) for run in runs)
-        cuts = [slice(run[0], run[-1] + 1) for run in runs]
-        slices = _SLICES[players] = (tuple(cuts[:-1]), cuts[-1])
-    hand_slices, table = slices
-    hands = tuple(map(tuple, map(sorted, map(numbers.__getitem__, hand_slices))))  # one C-level chain
+        positions = (*layout.hands, layout.table)
+        assert all(run == tuple(range(run[0], run[-1] + 1)) for run in positions)
+        cuts = [slice(run[0], run[-1] + 1) for run in positions]
+        # every hand's slice in one C call (two or more hands: itemgetter gives a tuple)
+        runs = _HAND_RUNS[players] = (itemgetter(*cuts[:-1]), cuts[-1])
+    hands_of, table = runs
+    hands = tuple(map(tuple, map(sorted, hands_of(numbers))))  # one C-level chain
     return _new_deal(dealer, tuple(numbers[table]), hands, (), False, True, dealt_for)
 
 
@@ -619,16 +626,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             sizes = list(state.hand_sizes)
             sizes[seat] -= 1
             if None in chosen:
-                return _new_state(
+                return _new_turn(  # the rows unchanged: their coded ends too
                     n, state.options, state.round_index, state.dealer, "play", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
-                    state.turn,
+                    state.turn, None, state._ends,
                 )
             if HIDDEN in chosen:
-                return _new_state(
+                return _new_turn(  # the rows unchanged: their coded ends too
                     n, state.options, state.round_index, state.dealer, "reveal", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
-                    state.turn,
+                    state.turn, None, state._ends,
                 )
             # T-3.2: every card is known: placed lowest first (cards are distinct, so by card)
             cards: list[int] = chosen  # type: ignore[assignment]  # no None left (checked above)
@@ -637,11 +644,30 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             for placed, _ in pending:
                 out |= 1 << placed
             return self._place(
-                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out
+                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out, state._ends
             )
-        if kind is TakeRow:
-            assert isinstance(move, TakeRow)
-            return self._take_row(state, move)
+        if kind is TakeRow:  # T-3.5 (here, not in a method of its own: a row is taken in most turns of a playout)
+            row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
+            if state.stage != "take_row":
+                if state.stage == "play":
+                    raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
+                raise self._not_now(state, seat, f"take row {row_index}")
+            owed = state.pending
+            card, owner = owed[0]
+            if seat != owner:
+                raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
+            if not 0 <= row_index < ROWS:
+                raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
+            rows = list(state.rows)
+            taken = rows[row_index]
+            penalty, totals = _charge(state.penalty, state.totals, seat, taken)
+            rows[row_index] = (card,)
+            ends: list[int] | None = None
+            if state._ends is not None:  # the card is lower than every end: its row's code comes first
+                ends = list(state._ends)
+                ends.remove(taken[-1] << 2 | row_index)
+                ends.insert(0, card << 2 | row_index)
+            return self._place(state, rows, penalty, totals, owed[1:], state.hands, state.hand_sizes, state.out, ends)
         if kind is Pick:
             assert isinstance(move, Pick)
             return self._pick(state, move)
@@ -657,27 +683,28 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             hands = list(dealt)
             pending: list[tuple[int, int]] = []
             out = state.out
-            for move in moves:
-                seat = move.seat
-                if type(move) is not Play or not 0 <= seat < n:
+            # In seat order, the common one (any other goes move by move below: the same result), so
+            # every seat plays once and its hand is the dealt one.
+            for seat in _SEATS[n]:
+                move = moves[seat]
+                if type(move) is not Play or move.seat != seat:
                     break
-                hand = hands[seat]
-                # a seat's second move finds its hand already replaced (a new tuple: see below)
-                if hand is None or hand is not dealt[seat]:
-                    break
+                hand = dealt[seat]
                 card: int = move.card  # type: ignore[assignment]  # None is in no hand
                 try:
-                    index = hand.index(card)
-                except ValueError:  # not in the hand: the checks of `apply`
+                    index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
+                except (ValueError, AttributeError):  # not in the hand, or the hand unknown: the checks of `apply`
                     break
-                hands[seat] = hand[:index] + hand[index + 1 :]  # never the same tuple (`index` < len(hand))
+                hands[seat] = hand[:index] + hand[index + 1 :]  # type: ignore[index]  # known (found above)
                 pending.append((card, seat))
                 out |= 1 << card
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
                 sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
                 rows = list(state.rows)
-                return self._place(state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out)
+                return self._place(
+                    state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends
+                )
         if len(moves) == 1:
             return self.apply(state, moves[0])
         for move in moves:
@@ -756,7 +783,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         out = state.out
         for card, _ in pending:
             out |= 1 << card
-        return self._place(state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out)
+        rows = list(state.rows)
+        return self._place(state, rows, state.penalty, state.totals, pending, hands, sizes, out, state._ends)
 
     def _place(
         self,
@@ -768,15 +796,18 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
+        known_ends: Sequence[int] | None,
     ) -> Take6State:
         """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
-        after the turn, or the state waiting for a row to be taken (T-3.5)."""
+        after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`: the coded
+        row ends of `rows` where the caller has them (`Take6State._ends`), else None."""
         n = state.players
+        ends: list[int] | None = None  # without profi: the coded row ends, kept for the next placement
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
                 target = placement_target(rows, card, True)
                 if target is None:
-                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out)
+                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out, None)
                 row_index, side = target
                 row = rows[row_index]
                 if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
@@ -791,18 +822,19 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             # each end is coded end·4 + row, so the codes sort like the ends. Cards come lowest first,
             # and a card replaces the end it follows (the highest lower than itself), so the codes stay
             # sorted and the next card's row is at the same position or further on.
-            ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
-            ends.sort()
+            if known_ends is None:
+                ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
+                ends.sort()
+            else:
+                ends = list(known_ends)
             below = -1  # the position in `ends` of the highest end lower than the card
             for card, seat in pending:
                 key = card << 2
                 while ends[below + 1] < key:
                     below += 1
                 if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take
-                    rest = list(pending)
-                    return self._owe_row(
-                        state, rows, penalty, totals, rest[rest.index((card, seat)) :], hands, sizes, out
-                    )
+                    rest = pending[pending.index((card, seat)) :]
+                    return self._owe_row(state, rows, penalty, totals, rest, hands, sizes, out, ends)
                 row_index = ends[below] & 3
                 ends[below] = key | row_index
                 row = rows[row_index]
@@ -815,7 +847,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if any(sizes):
             return _new_turn(  # T-3.1: every seat chooses again
                 n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
-                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n],
+                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n], None if ends is None else tuple(ends),
             )
         return _new_state(
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
@@ -832,30 +864,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
+        ends: list[int] | None,
     ) -> Take6State:
-        """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take."""
+        """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take.
+        `ends`: the coded ends of `rows` (`Take6State._ends`), or None."""
         n = state.players
         return _new_turn(
             n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
             state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
+            None if ends is None else tuple(ends),
         )
-
-    def _take_row(self, state: Take6State, move: TakeRow) -> Take6State:
-        seat, row_index = move.seat, move.row
-        if state.stage != "take_row":
-            if state.stage == "play":
-                raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
-            raise self._not_now(state, seat, f"take row {row_index}")
-        pending = state.pending
-        card, owner = pending[0]
-        if seat != owner:
-            raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
-        if not 0 <= row_index < ROWS:
-            raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
-        rows = list(state.rows)
-        penalty, totals = _charge(state.penalty, state.totals, seat, rows[row_index])
-        rows[row_index] = (card,)
-        return self._place(state, rows, penalty, totals, pending[1:], state.hands, state.hand_sizes, state.out)
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
         seat, card = move.seat, move.card
