@@ -19,7 +19,7 @@ from typing import Any
 from engine import sixes, sixth_sense, take6
 from engine.api import Game
 from engine.games import all_games
-from engine.playout import shuffled_deal
+from engine.playout import choice, shuffled_deal
 from lanplay.bots import Bot, RandomBot, make_bot
 
 # (game, players, options, label, goal in rounds/s: issue 12 item 2)
@@ -42,13 +42,21 @@ def play_round(game: Game[Any, Any, Any, Any], state: Any, rng: random.Random, b
 
 
 def finish_round(game: Game[Any, Any, Any, Any], state: Any, rng: random.Random, bots: dict[int, Bot] | None) -> Any:
-    """Random moves (or bots' moves) from `state` until the round has ended."""
+    """Random moves (or bots' moves) from `state` until the round has ended.
+
+    A random move is `engine.playout.choice` (exactly `rng.choice`: the same moves, the same games),
+    and a move owed by one seat goes to `apply` (what `apply_moves` of the one move gives): both only
+    make the harness cheaper, not the engine (docs/ENGINE.md has the figures with and without)."""
     while True:
         expected = game.expected(state)
         if expected.phase != "move":
             return state
         if bots is None:
-            moves = [rng.choice(game.legal_moves(state, seat)) for seat in expected.seats]
+            seats = expected.seats
+            if len(seats) == 1:
+                state = game.apply(state, choice(game.legal_moves(state, seats[0]), rng))
+                continue
+            moves = [choice(game.legal_moves(state, seat), rng) for seat in seats]
         else:
             moves = [bots[seat].choose(game, game.view(state, seat), seat) for seat in expected.seats]
         state = game.apply_moves(state, moves)  # a simultaneous turn's joint action at once

@@ -5,7 +5,7 @@
   wire give the same next state: the fast path and the checked path agree.
 * `fast_constructor` builds values equal to the dataclass's own constructor.
 * `engine.playout.shuffle` is `random.Random.shuffle`, result and generator state alike (seeded
-  deals, records and tests depend on it).
+  deals, records and tests depend on it), and `engine.playout.choice` is `random.Random.choice`.
 * `determinize(view, seat, ...)` of each game rebuilds the full state from a seat's view and the
   true hidden cards, and gives a playable state from any consistent sampled assignment.
 """
@@ -23,7 +23,7 @@ from engine import sixes, sixth_sense, take6
 from engine.api import FormatError, IllegalMove, RuleError
 from engine.fastvalue import fast_constructor
 from engine.games import get_game
-from engine.playout import shuffle, shuffled_deal
+from engine.playout import choice, shuffle, shuffled_deal
 
 AnyState = Any
 
@@ -147,6 +147,24 @@ def test_playout_shuffle_keeps_the_first_positions_of_the_library_shuffle(length
             assert ours[:keep] == theirs[:keep]
             assert sorted(ours) == list(range(length)) or keep < length  # the rest may repeat cards
             assert mine.getstate() == library.getstate()
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7, 8, 14, 33, 100])
+def test_playout_choice_is_the_library_choice(length: int) -> None:
+    """`engine.playout.choice` (a random playout's pick) is `random.Random.choice`: the same element
+    and the same generator state after, draw after draw."""
+    items = tuple(range(length))
+    mine, library = random.Random(length), random.Random(length)
+    for _ in range(200):
+        assert choice(items, mine) == library.choice(items)
+        assert mine.getstate() == library.getstate()
+
+
+def test_playout_choice_of_nothing_is_refused_like_the_library() -> None:
+    with pytest.raises(IndexError):
+        choice((), random.Random(1))
+    with pytest.raises(IndexError):
+        random.Random(1).choice(())
 
 
 # --- joint actions and engine-built deals ------------------------------------------------------
