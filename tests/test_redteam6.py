@@ -81,9 +81,8 @@ class FaultAfterTheClaim(Strategy):
 # (Without the fault, finding 8's timing ends in a stop at both.) Any fault of the accused's that lies in its
 # chain past a step one honest seat claimed, and that another honest seat handled, does it.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam6.py -k after_the_claim
-# Still open (documented in docs/PROTOCOL.md, Limits): a seat that has claimed a timeout handles no step
-# until its claim is settled, so it cannot check a fault that lies past the claimed step.
-@pytest.mark.xfail(strict=True, reason="I2: a fault behind a seat's own claim is never reached there")
+# Fixed: a seat that has claimed a timeout still handles the other seats' messages in their chains (it only
+# makes no move of its own, `decision`), so it reaches the fault and convicts as the seat that got it in time.
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_a_fault_just_past_one_seats_limit_convicts_everywhere(game: str) -> None:
     table = run_table(game, 3, {}, 0, {2: FaultAfterTheClaim(victim=0, bystander=1)})

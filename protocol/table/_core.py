@@ -97,6 +97,11 @@ class SessionCore:
         self.claim_seen: dict[tuple[int | None, str], float] = {}
         self.my_claim: tuple[int | None, str] | None = None
         self.pending_blames: dict[int, tuple[SignedMessage, float]] = {}  # blamer -> (blame, since)
+        # How often this seat took a message in, handled one or published one: what a waiting blame's
+        # evidence comes to changes only with it, so the blame is read again only after it moved
+        # (`blame._on_blame`; I6, red team 7: every branch of the evidence re-checked per duplicate).
+        self.progress = 0
+        self.pending_read: dict[int, int] = {}  # blamer -> `progress` when its waiting blame was last read
         # a blame's evidence item ("digest/sig") -> decided once: its fault (private), or False when its
         # signature fails (I6: a waiting blame is read again on every input)
         self.item_verdicts: dict[str, bool] = {}

@@ -63,14 +63,18 @@ class BlameMixin(SessionCore):
             self._stop("P-5.2", why, (msg.to_json(),))
             return True
         assert isinstance(accused, int)
+        if seat in self.pending_blames and self.pending_read.get(seat) == self.progress:
+            return False  # still waiting: nothing here has moved since it was last read (I6)
         items = tuple(item for item in evidence if isinstance(item, dict))
         verdict = self._evidence_verdict(seat, accused, rule, items)
         if self.stage == "ended":  # the evidence led this seat to its own verdict
             return True
         if verdict is None:
             self.pending_blames.setdefault(seat, (msg, self.now))
+            self.pending_read[seat] = self.progress
             return False
         self.pending_blames.pop(seat, None)
+        self.pending_read.pop(seat, None)
         message = str(msg.body.get("message"))[:MAX_TEXT]
         if verdict:
             self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here)", items)
@@ -123,8 +127,13 @@ class BlameMixin(SessionCore):
         for item in items:
             try:
                 if set(item) == REFERENCE_FIELDS:
-                    pending |= self._reference_pending(accused_id, item)
-                    continue
+                    held = self._referenced(item)
+                    if held is None:
+                        pending |= self._reference_pending(accused_id, item)
+                        continue
+                    # A reference to a message this seat holds stands for that message, judged as if
+                    # quoted (red team 7: a referenced `secrets` item did not make an audit wait).
+                    item = held.to_json()
                 if set(item) == {"first", "second"}:
                     proof = Equivocation.from_json(item)
                     channels = {self.settings.table} | {
@@ -183,11 +192,23 @@ class BlameMixin(SessionCore):
                 continue
         return None if pending else False
 
+    def _referenced(self, item: JSONObject) -> SignedMessage | None:
+        """The message of this table's chains that a reference names, if this seat holds that very
+        message at that place."""
+        author, seq, digest = item.get("author"), item.get("seq"), item.get("digest")
+        if item.get("table") != self.settings.table or not isinstance(author, str) or author not in self.seat_of:
+            return None
+        if not _is_seat(seq, 1 << 40) or not isinstance(digest, str):
+            return None
+        assert isinstance(seq, int)
+        held = self.tracker.at(author, seq)
+        return held if held is not None and held.digest() == digest else None
+
     def _reference_pending(self, accused_id: str, item: JSONObject) -> bool:
-        """A message of the accused the blamer could only name (`_round.fitting_evidence`): waited for
-        while this seat does not hold that very message at that place (not yet here, or another
-        version here: the blamer's gossip brings its own, and the fork convicts, I2). A reference to a
-        message this seat holds, or that does not fit this table, proves nothing."""
+        """A message of the accused the blamer could only name (`_round.fitting_evidence`), which
+        this seat does not hold at that place (`_referenced` finds the held ones): waited for (not yet
+        here, or another version here: the blamer's gossip brings its own, and the fork convicts, I2).
+        A reference that does not fit this table proves nothing."""
         seq, digest = item.get("seq"), item.get("digest")
         if item.get("table") != self.settings.table or item.get("author") != accused_id:
             return False

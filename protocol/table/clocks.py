@@ -9,9 +9,10 @@ whatever the link did meanwhile: a seat that keeps dropping and restoring its li
 With every link down this seat says it lost the network and blames nobody.
 
 A clock that runs out is private knowledge, so it never convicts by itself: this seat publishes a
-signed `timeout` claim and takes no further step. The owing seat is convicted only when every
-other seat has claimed it for the same step; claims that do not all come within twice the limit
-stop the game with nobody convicted, the claims shown (I2).
+signed `timeout` claim and makes no move of its own until it is settled (`decision`); it still handles
+the other seats' messages, so a fault past the claimed step is checked here as everywhere (I2). The
+owing seat is convicted only when every other seat has claimed it for the same step; claims that do
+not all come within twice the limit stop the game with nobody convicted, the claims shown (I2).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class ClockMixin(SessionCore):
 
     def _tick(self) -> None:
         if self.stage in ("ended", "over"):
+            if self.stage == "over":
+                self._judge_claims()  # the game's last claims (a one-of claim is judged once it has stood)
             return
         others = [s for s in range(self.n) if s != self.me]
         if others and all(s in self.disconnected for s in others):
@@ -211,8 +214,8 @@ class ClockMixin(SessionCore):
     def _judge_claims(self) -> None:
         """I2: convict when every other seat claimed the same step of the same seat; otherwise stop
         with nobody convicted once the claims have had time to come in."""
-        if self.stage in ("ended", "over"):
-            return  # over: every step was taken here, and claims read after the game convict nobody
+        if self.stage == "ended":
+            return
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
         for claim, by in self.claims.items():
             named = claim[0]
@@ -232,6 +235,12 @@ class ClockMixin(SessionCore):
                 why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
                 return
+        if self.stage == "over":
+            # A claimant takes the claimed step in when it comes and may finish the game; the last
+            # claim still convicts here as at a claimant still in the last audit (I2; red team 7).
+            # An incomplete claim stops nobody after the game: a seat still auditing stops, and its
+            # stop reaches this seat (`_on_stop`).
+            return
         for claim, since in self.claim_seen.items():
             if self.now - since > 2 * limit and claim in self.claims:
                 accused, _ = claim
@@ -246,9 +255,14 @@ class ClockMixin(SessionCore):
         """Whether claims against this seat for the step `key` can be true: True when it owes that
         step and has owed it past its limit by its own clock; None when it owes it but its own
         clock has not run out yet (a clock that started late here: wait and see); False when it
-        does not owe that step, or the step has no limit (no honest seat claims such a step)."""
+        does not owe that step, the step is a decision that came due after this seat's own claim,
+        or the step has no limit (no honest seat claims such a step)."""
         waiting = self.waiting() if self.stage not in ("ended", "over") else None
         if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
+            return False
+        if self.my_claim is not None and self.my_claim[1] != key and not waiting.automatic:
+            # A decision that came due after this seat's own claim, which keeps it from deciding
+            # (`decision`): not withheld (I1; red team 7, a claimant gone on to its own move).
             return False
         held = self._holds_step_message(self.me)
         limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout

@@ -40,6 +40,7 @@ class InboxMixin(SessionCore):
         msg = sign_message(self.identity, self.settings.table, self.round_index, self.my_seq, self.my_prev, kind, body)
         self.my_seq += 1
         self.my_prev = msg.digest()
+        self.progress += 1
         self.tracker.accept(msg)
         self.inbox[self.me].append(msg)
         self._out.append(Send(None, msg.to_wire()))
@@ -105,6 +106,7 @@ class InboxMixin(SessionCore):
         return max(msg.round, self.chain_rounds.get((author, public), 0))
 
     def _charge(self, author: int, msg: SignedMessage, public: bool) -> None:
+        self.progress += 1
         charged = self._quota_round(author, msg, public)
         usage = self.usage.setdefault((author, charged, public), [0, 0])
         usage[0] += 1
@@ -188,6 +190,7 @@ class InboxMixin(SessionCore):
         if held >= MAX_HELD or self.held_bytes.get(chain, 0) + size > MAX_HELD_BYTES:
             raise NotYet("P-1.3", f"too many out-of-order messages from seat {author}")
         self.held[(chain, msg.seq)] = msg
+        self.progress += 1
         self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
         self.last_input_kept = True
 
@@ -269,6 +272,7 @@ class InboxMixin(SessionCore):
 
     def _consumed(self, queue: deque[SignedMessage], public: bool, seat: int) -> None:
         queue.popleft()
+        self.progress += 1
         if public:
             self.handled[seat] += 1
 
@@ -289,8 +293,6 @@ class InboxMixin(SessionCore):
             if msg.kind == "abort":
                 raise _Ignored("P-5.2", f"seat {seat}'s stop for an audit came after the game: ignored")
             raise CheatDetected("P-1.3", f"a {msg.kind!r} message of round {msg.round} after the game", seat)
-        if self.my_claim is not None:
-            return False  # this seat has claimed a timeout: it takes no further step until that is settled
         self._current = msg
         if msg.round > self.round_index:
             return False

@@ -121,7 +121,7 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
         """The moves the local player may make now (empty when nothing is asked of them)."""
         rd = self.round
         if self.stage != "play" or rd is None or rd.aborting or self.my_claim is not None:
-            return ()  # a seat that claimed a timeout takes no step until the claim is settled (P-5.3)
+            return ()  # a seat that claimed a timeout makes no move until the claim is settled (P-5.3)
         if self._move_published(rd.step):
             return ()  # P-5.1: one signed move per step; ours waits to be applied
         expected = self.game.expected(self.state)
