@@ -214,6 +214,8 @@ class SixthSenseState:
     # Caches of what `expected` and `legal_moves` derive from the fields above, filled at most once
     # per state: never compared, hashed or printed, not part of the value.
     _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
+    # (the colour to follow, whether the trick holds its block): `_led_colour(round.trick)`
+    _led: tuple[str | None, bool] | None = field(default=None, init=False, repr=False, compare=False)
 
 
 # Fills a cache field of a frozen state (the value itself is unchanged: see the field comment).
@@ -278,26 +280,44 @@ def trick_winner(trick: Sequence[Play], trump: str | None) -> tuple[int | None, 
     else:  # the common case: every card counts, the first sets the led colour
         counting = tuple(trick)
         led = trick[0].card.colour
+    return _winning_seat(counting, trump, led), counting, led  # type: ignore[arg-type]  # counting: led is set
+
+
+def _winning_seat(counting: Sequence[Play], trump: str | None, led: str) -> int:
+    """The seat that wins a trick of these counting plays (S-4.5, S-6.2; see `trick_winner`)."""
     # One pass over (class, value): trump 2, led colour 1, other 0 (S-4.5), as the one int
-    # class * 16 + value (values are below 16). The highest wins, the first of equals, unless an
-    # odd number of 4s reversed the order (S-6.2): then the lowest, the last of equals.
+    # class * 16 + value (values are below 16), looked up per card. The highest wins, the first of
+    # equals, unless an odd number of 4s reversed the order (S-6.2): then the lowest, the last of equals.
+    ranks = _RANKS[trump][led]
     reversed_order = False
     high = low = counting[0]
     high_key, low_key = -16, 48
     for play in counting:
         card = play.card
-        value = card.value
-        if value == REVERSAL:
+        key = ranks[card]
+        if play.as_value is not None:  # S-6.3: the 6/9 card counts as declared
+            key += play.as_value - SIX_NINE
+        elif card.value == REVERSAL:
             reversed_order = not reversed_order
-        colour = card.colour
-        key = (32 if colour == trump else 16 if colour == led else 0) + (
-            value if play.as_value is None else play.as_value
-        )
         if key > high_key:
             high, high_key = play, key
         if key <= low_key:
             low, low_key = play, key
-    return (low if reversed_order else high).seat, counting, led
+    return (low if reversed_order else high).seat
+
+
+# By trump colour (None: no trump) and led colour: each card's class * 16 + value (S-4.5: trump
+# 2, led colour 1, other 0); the 6/9 card with value 6.
+_RANKS: dict[str | None, dict[str, dict[Card, int]]] = {
+    trump: {
+        led: {
+            card: (32 if card.colour == trump else 16 if card.colour == led else 0) + card.value
+            for card in _INTERNED.values()
+        }
+        for led in COLOURS
+    }
+    for trump in (None, *COLOURS)
+}
 
 
 def _counting_and_led(trick: Sequence[Play]) -> tuple[tuple[Play, ...], str | None]:
@@ -551,7 +571,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             return lookup_all(_PREDICTS[seat], hand) if kind == "predict" else _SPLITS[seat]
         trick = r.trick
         playable = hand
-        colour, blocked = _led_colour(trick)
+        colour, blocked = state._led or _led_of(state)
         if colour is not None:  # S-4.2: follow the led colour if possible
             following = tuple(filter(_IS_COLOUR[colour], hand))
             if following:
@@ -598,7 +618,8 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         elif move.as_value is not None:
             raise IllegalMove("S-6.3", f"only the 6/9 card is declared, not {card.code}", seat)
         trick = r.trick
-        colour, blocked = _led_colour(trick)
+        led = state._led or _led_of(state)
+        colour, blocked = led
         block = move.block
         if block is not None:
             if card.value != BLOCK:
@@ -630,6 +651,9 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             new_hands = tuple(listed)
         after = _SIZES_AFTER_PLAY.get(r.hand_sizes) or _sizes_after_play(r.hand_sizes)
         sizes, cards_left = after[seat]
+        # The trick's led colour and block after this card: kept by a card that is no block once a
+        # colour is led; a lead sets them; after a block or a blocked lead (rare) they are found again.
+        next_led = led if block is None and colour is not None else None if trick else _LED_BY[card.colour]
         trick += (move,)
         played = r.played + (card,)  # noqa: RUF005  # one new tuple, not a list made into one
         n = state.players
@@ -643,8 +667,9 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 state.over,
                 # S-4.1: the next seat plays (what `expected` would find: nothing else changed)
                 _NEXT_PLAY_OWED[n][seat] if cards_left else None,
+                next_led,
             )
-        return self._finish_trick(state, r, new_hands, sizes, cards_left, trick, voids, played)
+        return self._finish_trick(state, r, new_hands, sizes, cards_left, trick, next_led, voids, played)
 
     def _apply_other(self, state: SixthSenseState, expected: Expected, move: Move) -> SixthSenseState:
         """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
@@ -724,12 +749,19 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         sizes: tuple[int, ...],
         cards_left: bool,
         trick: tuple[Play, ...],
+        led: tuple[str | None, bool] | None,
         voids: tuple[frozenset[str], ...],
         played: tuple[Card, ...],
     ) -> SixthSenseState:
-        """The round after the last card of `trick` (the other fields as they are in `r`)."""
+        """The round after the last card of `trick` (the other fields as they are in `r`; `led`:
+        `_led_colour(trick)`, if known)."""
         trump = r.trump.colour if r.trump is not None and not state.options.beginner else None
-        winner, counting, _ = trick_winner(trick, trump)
+        winner: int | None
+        if led is not None and not led[1]:  # no block: every card counts (S-6.1)
+            counting = trick
+            winner = _winning_seat(trick, trump, led[0])  # type: ignore[arg-type]  # a card has led
+        else:
+            winner, counting, _ = trick_winner(trick, trump)
         if winner is None:  # S-6.1: a 2-player block removes every card; the same leader leads again
             return self._after_trick(state, _new_round(
                 r.dealer, hands, sizes, r.trump, r.predicted, r.predictions, r.leader, (), (*r.trick_winners, None),
@@ -762,12 +794,15 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             return self._after_trick(state, after)
         return _new_state(
             state.players, state.options, state.rounds_started, state.first_dealer, state.totals,
-            state.round_points, after, state.over, expected,
+            state.round_points, after, state.over, expected, _NO_LED,
         )
 
     def _after_trick(self, state: SixthSenseState, r: Round) -> SixthSenseState:
         if r.split_owed is not None or r.trick or any(r.hand_sizes):
-            return _with_round(state, r)
+            return _new_state(
+                state.players, state.options, state.rounds_started, state.first_dealer, state.totals,
+                state.round_points, r, state.over, None, None if r.trick else _NO_LED,
+            )
         predictions = r.predictions
         if any(p is None for p in predictions):
             return _with_round(state, r)  # phase "audit": the scores need every prediction
@@ -816,14 +851,16 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             predictions = (*_NONES[seat], r.predictions[seat], *_NONES[n - seat - 1])
         else:
             predictions = _NONES[n]
-        view = _with_round(state, _new_round(
+        view_round = _new_round(
             r.dealer, hands, r.hand_sizes, None if hide_trump else r.trump, r.predicted, predictions, r.leader,
             r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
-        ))
-        if state._expected is not None:  # the same moves are owed: `expected` reads nothing the view hides
-            # (a late trump is hidden only while predictions are owed, S-8.3)
-            _remember(view, "_expected", state._expected)
-        return view
+        )
+        # The same moves are owed (`expected` reads nothing the view hides: a late trump is hidden
+        # only while predictions are owed, S-8.3), and the same trick is led.
+        return _new_state(
+            n, state.options, state.rounds_started, state.first_dealer, state.totals, state.round_points,
+            view_round, state.over, state._expected, state._led,
+        )
 
     # wire forms
     def move_from_json(self, raw: Mapping[str, object]) -> Move:
@@ -989,6 +1026,17 @@ def _with_round(state: SixthSenseState, r: Round) -> SixthSenseState:
         r,
         state.over,
     )
+
+
+_LED_BY = {colour: (colour, False) for colour in COLOURS}  # `_led` of a trick a card of each colour leads
+_NO_LED: tuple[str | None, bool] = (None, False)  # no card played yet: any card may lead
+
+
+def _led_of(state: SixthSenseState) -> tuple[str | None, bool]:
+    """`state._led`, found and kept on the state (which holds a round: a move is owed)."""
+    led = _led_colour(state.round.trick)  # type: ignore[union-attr]
+    _remember(state, "_led", led)
+    return led
 
 
 # hand sizes -> for each seat, (the sizes after it played a card, whether any card is left)
