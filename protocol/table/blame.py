@@ -199,10 +199,10 @@ class BlameMixin(SessionCore):
 
     def _take_in(self, signed: SignedMessage) -> None:
         """Offer a quoted public message to its author's chain here, once: a copy already in the chain
-        needs no check (`ChainTracker.holds`), one whose signature failed is remembered as failed, and
-        one taken in before (held out of order, or refused as a round ahead) is not verified again on
-        the next reading of a waiting blame (I6; red teams 6 and 7). Raises `ProtocolError` (a bad
-        signature), `NotYet` or `EquivocationDetected` as `_accept_public` does."""
+        needs no check (`ChainTracker.holds`), one refused is remembered as refused, and one taken in
+        before (held out of order) is not verified again on the next reading of a waiting blame (I6;
+        red teams 6 to 8). One refused for now (`NotYet`: a round ahead, or no room in the hold) is
+        offered again. Raises `ProtocolError`, `NotYet` or `EquivocationDetected` as `_accept_public`."""
         if self.tracker.holds(signed):
             return
         key = _item_key(signed)
