@@ -33,7 +33,7 @@ from lanplay.tables import (
     resume_table,
 )
 from lanplay.text import shown
-from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited
+from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
 # A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
@@ -153,6 +153,8 @@ def _printer(names: list[str] | None = None) -> Any:
         elif isinstance(event, Blamed):
             who = "an unknown seat" if event.seat is None else f"seat {event.seat}"
             print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
+        elif isinstance(event, Stopped):
+            print(f"STOPPED, nobody convicted (the table could not agree): {shown(event.message)}", flush=True)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
         elif isinstance(event, NetworkLost):

@@ -68,6 +68,9 @@ log = logging.getLogger(__name__)
 TICK = 0.25  # how often time is given to the session (P-5.3 limits are whole seconds)
 FORWARD_DELAY = 0.05  # how long another seat's message waits before it is passed on (gossip)
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
+# After a stop, how long the links stay up for a conviction reached elsewhere at the same instant: a
+# stop is not final (protocol `stopped -> ended`, I2), and the other seat's blame is one hop away.
+VERDICT_WAIT = 3.0
 TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
 SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock time gone was stopped or asleep
 SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
@@ -102,6 +105,7 @@ class Outcome:
     blame: Blamed | None
     record_path: Path | None
     network_lost: bool = False  # no link for the whole reconnect limit: the game is not over, it can be resumed
+    stopped: Stopped | None = None  # the game stopped with nobody convicted (the table could not agree, I2)
 
 
 class TableRunner:
@@ -392,8 +396,13 @@ class TableRunner:
             self._dispatch(self.session.start(ms / 1000))
             self._sync_links()
         last = time.time()
+        stopped_at: float | None = None
         try:
             while self.session.stage not in ("over", "ended") and not self._gave_up:
+                if self.session.stage == "stopped":
+                    stopped_at = time.monotonic() if stopped_at is None else stopped_at
+                    if time.monotonic() - stopped_at >= VERDICT_WAIT:
+                        break
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(TICK):
                         await self._wake.wait()
@@ -452,8 +461,8 @@ class TableRunner:
     def _drain_peers(self) -> list[str]:
         mesh = self.mesh
         assert mesh is not None and self.session is not None
-        if self.session.stage == "ended":
-            # after a blame, a seat whose link is down (the one blamed for vanishing) acknowledges nothing
+        if self.session.stage in ("stopped", "ended"):
+            # after a blame or a stop, a seat whose link is down (the one blamed for vanishing) acknowledges nothing
             return sorted(mesh.connected_peers())
         return [pid for seat, pid in enumerate(self.peer_ids) if seat != self.me]
 
@@ -465,7 +474,7 @@ class TableRunner:
         if self._gave_up:  # not over: the journal stays open, and the next command resumes the game
             return Outcome(record, None, path, network_lost=True)
         self.journal.append({"t": "done"})
-        return Outcome(record, session.blame, path)
+        return Outcome(record, session.blame, path, stopped=session.stopped if session.blame is None else None)
 
     # --- time away (I4) ----------------------------------------------------------------------------
 

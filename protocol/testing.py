@@ -269,7 +269,7 @@ class Harness:
         return acted
 
     def finished(self) -> bool:
-        return all(s.stage in ("over", "ended") for s in self.sessions)
+        return all(s.stage in ("over", "stopped", "ended") for s in self.sessions)
 
     def _tick_all(self) -> None:
         self._outages()
@@ -356,7 +356,7 @@ class Harness:
                 self.stopped_because = "max_time"
                 return
             if until_rounds is not None and all(
-                len(s.rounds) >= until_rounds for s in self.sessions if s.stage != "ended"
+                len(s.rounds) >= until_rounds for s in self.sessions if s.stage not in ("stopped", "ended")
             ):
                 self.stopped_because = "rounds"
                 self._settle(settle)
@@ -1531,7 +1531,7 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
         if blames:
             firsts[s] = blames[0].seat
     # I2: the same verdict, or all stopped with nobody convicted.
-    ended = {s: h.sessions[s].stage == "ended" for s in honest}
+    ended = {s: h.sessions[s].stage in ("stopped", "ended") for s in honest}
     named = {firsts.get(s) for s in honest if ended[s]}
     if any(ended.values()) and (not all(ended.values()) or len(named) > 1):
         verdicts = "; ".join(f"{s}: {_verdict(h, s)}" for s in honest)
@@ -1539,7 +1539,7 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
     # I4: every honest seat ended (over, blame, stop) or reached the round budget.
     for s in honest:
         session = h.sessions[s]
-        if session.stage in ("over", "ended") or (rounds is not None and len(session.rounds) >= rounds):
+        if session.stage in ("over", "stopped", "ended") or (rounds is not None and len(session.rounds) >= rounds):
             continue
         waiting = None
         with contextlib.suppress(Exception):

@@ -117,7 +117,7 @@ FORKED_SECRETS = [
 # pending, nothing proven) and stops, "the table could not agree". Seat 0: Blamed(2, P-4.2); seat 1 (and 2
 # of 4): Stopped. The fork the blame was meant to carry (I2, "finds the fork in the blame itself") is
 # exactly what the trimming removes; once ended, seat 1 never looks at the gossip that would prove it.
-# In a last round the over seat does see the gossip (`_judge_after_over`), so Sixes (1 chip) withstands.
+# In a last round the over seat does see the gossip (`_judge_late_blame`), so Sixes (1 chip) withstands.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k oversized_forked
 # Fixed: every kind but blame and stop is refused over MAX_SMALL_BYTES (`_state.SMALL_KINDS`), so the padded
 # version is refused at the victim and the fork never forms; trimming by reference: the test after the control.
@@ -213,7 +213,7 @@ class OversizedEquivocation(Strategy):
 # 250 KiB, over MAX_OWN_EVIDENCE_BYTES, so `_round.fitting_evidence` leaves it out and the blame goes out
 # with no evidence at all. No other seat has the second version (seat 0 does not pass on a message whose
 # acceptance raised), so `blame._evidence_verdict` finds nothing (False) and each stops, "the table could
-# not agree" (in Sixes, 1 round: over, `_judge_after_over` refuses the blame). Seat 0: Blamed(2, P-1.3);
+# not agree" (in Sixes, 1 round: over, `_judge_late_blame` refuses the blame). Seat 0: Blamed(2, P-1.3);
 # seats 1 (and 2 of 4): Stopped or GameOver. Any pair of messages of non-small kinds whose sum exceeds the
 # budget does it; a proof is the one item that cannot be shortened, so trimming it leaves a bare claim.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k oversized_equivocation
@@ -693,7 +693,7 @@ class FaultBehindLastSecrets(Strategy):
 # is out of order there, held, and the blame is pending (`_evidence_verdict` -> None). 50 ms later seat 1
 # gets the last move, enters the audit, takes seat 2's secrets (the last it needs) and is over: `_pump`
 # handles nothing once over, so neither the claim nor the pending blame is ever judged, and
-# `blame._judge_after_over` runs only for a blame that arrives after the game. Seat 0: Blamed(2, P-5.3);
+# `blame._judge_late_blame` runs only for a blame that arrives after the game. Seat 0: Blamed(2, P-5.3);
 # seat 1: GameOver. (In a round that is not the last, seat 1 handles the claim in the next round: withstood.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam5.py -k last_secrets
 # Fixed: an `over` session reads on to the verdicts and claims in every chain (`inbox._pump`, `_handle`).

@@ -188,7 +188,7 @@ class SecondSecretsToTheFirst(Strategy):
 
 # BROKE (I2): in the game's last round, a seat in the audit handles a non-meta fault, and a seat already over
 # ignores it (`inbox._handle`: "after the game's last audit: ignored") and refuses the blame that quotes it
-# (`blame._judge_after_over`: not an equivocation, so "proves nothing here"). Sixes with one chip: seat `f`'s
+# (`blame._judge_late_blame`: not an equivocation, so "proves nothing here"). Sixes with one chip: seat `f`'s
 # move ends the round; seat 0 hears it first, enters the audit and sends its secrets and a second set of
 # secrets to seat `f` at once. Seat `f` is in the audit with its own and seat 0's secrets, the bystander's not
 # yet in: the second set is a P-5.2 fault (`audit._on_secrets`) and seat `f` blames seat 0, quoting it. The

@@ -157,8 +157,8 @@ class WithholdLock(Strategy):
 # verdict then reaches the other after it ended. Seat 0: Blamed(2, P-5.3); seat 1: Stopped. (With real
 # latency the race needs no trigger: the last claim just before the other seat's stop tick.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k last_claim
-# Still open (documented in docs/PROTOCOL.md, Limits): no honest seat is blamed, the two end differently.
-@pytest.mark.xfail(strict=True, reason="red team 7 #2: the last claim and the stop race at twice the limit (I2)")
+# Fixed: a stop is not final (`stopped`, `_state`): the last claim, coming after seat 1's stop (with
+# seat 0's blame quoting it), completes the claims there too and turns the stop into the conviction.
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_the_last_claim_at_twice_the_limit_ends_every_seat_alike(game: str) -> None:
     table = run_table(game, 4, {}, 0, {2: WithholdLock(), 3: LastClaimAtTheStop(withholder=2)})
@@ -394,7 +394,7 @@ class Quiet(Strategy):
 # once seat 3 sends its secrets to seat 1 alone (1 ms): seat 1 audits and is over. 10 ms later seat 2's claim,
 # the last one needed, reaches both: seat 0, still in the audit (seat 1's gossip brings the secrets only
 # after 50 ms), convicts seat 3; seat 1 reads the claim and seat 0's blame after the game and refuses them
-# (`blame._judge_after_over`: the claims prove nothing there). Seat 0: Blamed(3, P-5.3); seat 1: GameOver.
+# (`blame._judge_late_blame`: the claims prove nothing there). Seat 0: Blamed(3, P-5.3); seat 1: GameOver.
 # (Before 4b0db40 seat 1 stayed in the audit behind its claim and convicted too.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam7.py -k last_audit
 # Fixed: an over seat still convicts on a complete set of claims (`clocks._judge_claims`; an incomplete

@@ -196,8 +196,8 @@ class ConvictHereStopThere(Strategy):
 # race of claims at twice the limit): any instant of the game, one cheater. Closing it means a stop that
 # later checkable evidence turns into the conviction.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam8.py -k stop_there
-# Still open (documented in docs/PROTOCOL.md, Limits): no honest seat is blamed, the two end differently.
-@pytest.mark.xfail(strict=True, reason="red team 8 #2: a fault to one seat, a stop to the other, at once (I2)")
+# Fixed: a stop is not final (`stopped`, `_state`): a stopped seat still reads the chains' verdicts and
+# turns its stop into the conviction on evidence it checks without playing on, here the signed junk.
 @pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
 def test_a_fault_here_and_a_stop_there_end_every_seat_alike(game: str) -> None:
     options = {"chips": 1} if game == "sixes" else {}

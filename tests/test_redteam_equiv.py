@@ -380,4 +380,4 @@ def test_a_blame_waiting_for_an_audit_that_never_comes_still_ends(game: str, pla
     assert not table.violations, table.report()
     limit = max(STEP, turn or 0.0)
     assert table.harness.now <= 2 * limit + 2 * STEP, table.report()  # I4: bounded by the pending-blame limit
-    assert all(table.harness.sessions[s].stage == "ended" for s in range(players - 1)), table.report()
+    assert all(table.harness.sessions[s].stage == "stopped" for s in range(players - 1)), table.report()

@@ -131,6 +131,7 @@ EN: dict[str, str] = {
     "audit_ok": "Round {round} confirmed",  # audit_ok, audit_blame: for the networked table
     "audit_local": "Round {round}: local game, no audit needed",
     "audit_blame": "Round {round}: {name} broke rule {rule}: {why} ({reason})",
+    "audit_stopped": "Round {round}: the game stopped, nobody convicted: the table could not agree ({reason})",
     "blame_someone": "a seat the audit could not name",
     "why_identity": "used a key that has no seat at this table",
     "why_order": "sent messages out of order, or replayed an old one",
@@ -421,6 +422,7 @@ NL: dict[str, str] = {
     "audit_ok": "Ronde {round} bevestigd",
     "audit_local": "Ronde {round}: spel op deze laptop, geen controle nodig",
     "audit_blame": "Ronde {round}: {name} overtrad regel {rule}: {why} ({reason})",
+    "audit_stopped": "Ronde {round}: het spel is gestopt, niemand veroordeeld: de tafel werd het niet eens ({reason})",
     "blame_someone": "een plaats die de controle niet kon aanwijzen",
     "why_identity": "gebruikte een sleutel zonder plaats aan deze tafel",
     "why_order": "stuurde berichten in de verkeerde volgorde, of een oud bericht opnieuw",

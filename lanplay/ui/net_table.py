@@ -12,7 +12,8 @@ was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTa
   each move; the session hands its events over in batches after the fact, so `NetTable` keeps its
   own copy of the seat's state (`shadow`) and applies each move to it through the engine;
 - a peek result only from `PeekResult` (the session gives it to the peeker alone), the audit line
-  from `RoundAudited` ("Round 1 confirmed") and a broken rule from `Blamed`, in plain words;
+  from `RoundAudited` ("Round 1 confirmed"), a broken rule from `Blamed` and a stop with nobody
+  convicted from `Stopped` (a `Blamed` may still follow it: a stop is not final), in plain words;
 - the game-over screen from `GameOver` with the path of the saved record (`Outcome.record_path`).
 
 Between rounds the finished round stays on screen until the person presses Enter (the others play
@@ -52,6 +53,7 @@ from protocol.session import (
     PeekResult,
     Refused,
     RoundAudited,
+    Stopped,
     TableSession,
 )
 
@@ -309,7 +311,7 @@ class NetTable:
         await self._resumed.wait()  # the last round's results stay until the person has seen them
         self._flush()
         session = self.session
-        if session is None or session.stage in ("over", "ended") or not moves:
+        if session is None or session.stage in ("over", "stopped", "ended") or not moves:
             return None
         loop = asyncio.get_running_loop()
         self._decision = decision = loop.create_future()
@@ -367,7 +369,7 @@ class NetTable:
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        if self._paused and any(isinstance(e, Blamed) for e in self._queue):
+        if self._paused and any(isinstance(e, Blamed | Stopped) for e in self._queue):
             self._paused = False  # the game stopped: nothing more to wait for
             self._resumed.set()
         while self._queue and not self._paused:
@@ -386,6 +388,9 @@ class NetTable:
             self._audited(event)
         elif isinstance(event, Blamed):
             self._blamed(event)
+        elif isinstance(event, Stopped):
+            self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(event.message))
+            self._drop_decision()
         elif isinstance(event, GameOver):
             self._winners = event.winners
             self._drop_decision()
@@ -576,7 +581,7 @@ class NetTable:
         self.record_path = self._keep_record(outcome.record_path)
         state = session.full_state if session is not None else None
         totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
-        stopped = outcome.blame is not None
+        stopped = outcome.blame is not None or outcome.stopped is not None
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
         model.set_game_over(winners, totals, str(shown) if shown is not None else None, stopped=stopped)

@@ -272,7 +272,7 @@ def _wrapped_log(model: TableModel, width: int) -> tuple[Lines, list[int]]:
         if event.key == "ev_round_start":
             style = "class:label"
         elif event.key.startswith("audit_"):
-            style = "class:audit" if event.key != "audit_blame" else "class:error"
+            style = "class:error" if event.key in ("audit_blame", "audit_stopped") else "class:audit"
         starts.append(len(lines))
         path = event.params.get("path")
         if isinstance(path, str) and len(event.text(model.lang)) > width:  # the path breaks between its parts

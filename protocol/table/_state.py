@@ -12,7 +12,17 @@ through `SessionCore._enter`, which refuses a transition that is not in `TRANSIT
 | audit | over | ... and it was the last round | |
 | any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
 | over | ended | a fork of a message this seat holds shows after the game (equivocation, or a blame proving it) | I2 |
-| any | ended | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
+| any | stopped | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
+| stopped | ended | evidence this seat checks by itself comes after its stop: the conviction another seat reached | I2 |
+
+`ended` is final: a verdict. `stopped` is not, because a stop and a verdict can be reached at one
+instant at two seats (red teams 7 and 8: a cheater's own fault to one seat and a bare `stop` to
+another; the last claim timed at the mark of twice the limit). A stopped seat plays no further and
+sends nothing of its own but still takes the chains in and reads their verdicts and claims, and it
+turns its stop into the conviction on what needs no further play to check: a signed message of a
+kind the protocol has not, a malformed verdict or claim, a fork of one message, a private message
+that fails the check its recipient made, every other seat's claim of one step. A fault that shows
+only by playing on (an illegal move) cannot move it: it stays stopped.
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`
 message, when a card opens to no card (a pass was altered), when every seat passed (X-2.4), or when
@@ -32,7 +42,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-Stage = Literal["seed", "deal", "play", "audit", "over", "ended"]
+Stage = Literal["seed", "deal", "play", "audit", "over", "stopped", "ended"]
 
 TRANSITIONS: frozenset[tuple[Stage, Stage]] = frozenset(
     {
@@ -42,6 +52,8 @@ TRANSITIONS: frozenset[tuple[Stage, Stage]] = frozenset(
         ("audit", "deal"),
         ("audit", "over"),
         *((stage, "ended") for stage in ("seed", "deal", "play", "audit", "over")),
+        *((stage, "stopped") for stage in ("seed", "deal", "play", "audit", "over")),
+        ("stopped", "ended"),
     }
 )
 

@@ -29,6 +29,9 @@ from protocol.table.values import Blamed, Refused, Send, private_channel
 
 class BlameMixin(SessionCore):
     def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None:
+        """This seat's verdict, final (`ended`). A stopped seat reaches one only on evidence that needs
+        no further play (`_state`: a signed message of no kind, a fork, a failed private check, every
+        other seat's claim): the conviction another seat reached at the instant this one stopped (I2)."""
         if self.stage == "ended":
             return
         blame = Blamed(seat, rule, message, evidence)
@@ -67,7 +70,7 @@ class BlameMixin(SessionCore):
             return False  # still waiting: nothing here has moved since it was last read (I6)
         items = tuple(item for item in evidence if isinstance(item, dict))
         verdict = self._evidence_verdict(seat, accused, rule, items)
-        if self.stage == "ended":  # the evidence led this seat to its own verdict
+        if self.stage in ("stopped", "ended"):  # the evidence led this seat to its own verdict
             return True
         if verdict is None:
             self.pending_blames.setdefault(seat, (msg, self.now))
@@ -86,14 +89,15 @@ class BlameMixin(SessionCore):
             self._stop(rule[:20], why, (msg.to_json(),))
         return True
 
-    def _judge_after_over(self, msg: SignedMessage) -> None:
-        """I2 after the last audit: the game is over here, yet the last messages of the game may
-        have been forked (one version to this seat, another to the rest), and the fork shows only
-        after this seat confirmed. A blame whose evidence this seat can check by itself (an
-        equivocation proof of this table, or a signed message of the accused that differs from the
-        one this seat holds at its seq: `_accept_public` raises `EquivocationDetected`) turns the
-        finished game into the same verdict as the blamer's; any other blame cannot reopen a game
-        whose every round this seat audited, and is refused."""
+    def _judge_late_blame(self, msg: SignedMessage) -> None:
+        """I2 at a seat that plays no further: over (after the last audit) or stopped. The last
+        messages of the game may have been forked (one version to this seat, another to the rest), and
+        the fork shows only after this seat confirmed; or another seat convicted at the instant this
+        one stopped. A blame whose evidence this seat can check by itself, without playing on (an
+        equivocation proof of this table, a signed message of the accused that differs from the one
+        this seat holds at its seq, a signed message of no kind, a private message failing its check,
+        every other seat's claim of one step once taken in here), turns the end here into the same
+        verdict as the blamer's; any other blame cannot reopen the game, and is refused."""
         seat = self.seat_of.get(msg.author)
         accused = msg.body.get("seat")
         evidence = msg.body.get("evidence")
@@ -102,11 +106,12 @@ class BlameMixin(SessionCore):
             return
         assert isinstance(accused, int)
         items = tuple(item for item in evidence if isinstance(item, dict))
+        when = "after the game" if self.stage == "over" else "after this seat stopped"
         if self._evidence_verdict(seat, accused, rule, items):
             message = str(msg.body.get("message"))[:MAX_TEXT]
-            self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here after the game)", items)
+            self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here {when})", items)
             return
-        self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame after the game proves nothing here: ignored"))
+        self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame {when} proves nothing here: ignored"))
 
     def _judge_pending_blames(self) -> None:
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
@@ -290,8 +295,9 @@ class BlameMixin(SessionCore):
                 self._check_hand_keys(rd, accused, recipient, signed.body)
             else:
                 trick = signed.body.get("trick")
-                if isinstance(trick, int) and trick >= self.game.tricks_ended(self.state) and self.stage == "play":
-                    return None
+                unended = isinstance(trick, int) and trick >= self.game.tricks_ended(self.state)
+                if unended and self.stage in ("play", "stopped"):
+                    return None  # a trick not ended here: not yet checkable (never, once stopped)
                 self._check_peek(rd, accused, recipient, signed.body)
         except CheatDetected as exc:
             return exc.seat == accused

@@ -12,7 +12,8 @@ A clock that runs out is private knowledge, so it never convicts by itself: this
 signed `timeout` claim and makes no move of its own until it is settled (`decision`); it still handles
 the other seats' messages, so a fault past the claimed step is checked here as everywhere (I2). The
 owing seat is convicted only when every other seat has claimed it for the same step; claims that do
-not all come within twice the limit stop the game with nobody convicted, the claims shown (I2).
+not all come within twice the limit stop the game with nobody convicted, the claims shown (I2); the
+last claim coming after that still turns the stop into the conviction (`stopped → ended`).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ class ClockMixin(SessionCore):
         return self.drain()
 
     def _tick(self) -> None:
-        if self.stage in ("ended", "over"):
-            if self.stage == "over":
-                self._judge_claims()  # the game's last claims (a one-of claim is judged once it has stood)
+        if self.stage in ("ended", "over", "stopped"):
+            if self.stage != "ended":
+                self._judge_claims()  # the last claims (a one-of claim is judged once it has stood)
             return
         others = [s for s in range(self.n) if s != self.me]
         if others and all(s in self.disconnected for s in others):
@@ -132,7 +133,7 @@ class ClockMixin(SessionCore):
             else:
                 pending = [s for s in range(self.n) if s not in self.seed_reveals]
             return self._waiting(pending, "open the seed for the first dealer", True)
-        if rd is None or self.stage in ("over", "ended"):
+        if rd is None or self.stage in ("over", "stopped", "ended"):
             return None
         if rd.aborting or self.stage == "audit":
             pending = [s for s in range(self.n) if s not in rd.secrets]
@@ -176,7 +177,7 @@ class ClockMixin(SessionCore):
 
     def _touch_clocks(self) -> None:
         """Start a clock for each step that became due; drop the clocks of steps no longer owed."""
-        waiting = self.waiting() if self.stage not in ("ended", "over") else None
+        waiting = self.waiting() if self.stage not in ("ended", "over", "stopped") else None
         if waiting is None:
             self._due.clear()
             self._first_due.clear()
@@ -225,6 +226,8 @@ class ClockMixin(SessionCore):
                 if owed is None:
                     continue  # this seat owes that step, its own limit not yet run out: judged again later
                 if not owed:
+                    if self.stage == "stopped":
+                        continue  # stopped already: claims this seat knows false convert nothing (I1)
                     # I1: with two seats (or every other seat colluding) the claims alone would
                     # convict; this seat knows it does not owe that step.
                     who = ", ".join(str(s) for s in sorted(by))
@@ -235,11 +238,12 @@ class ClockMixin(SessionCore):
                 why = f"seat {accused} withheld a step: every other seat waited past the limit for it to {what}"
                 self._blame(accused, "P-5.3", why, tuple(by[s].to_json() for s in sorted(by)))
                 return
-        if self.stage == "over":
+        if self.stage in ("over", "stopped"):
             # A claimant takes the claimed step in when it comes and may finish the game; the last
             # claim still convicts here as at a claimant still in the last audit (I2; red team 7).
             # An incomplete claim stops nobody after the game: a seat still auditing stops, and its
-            # stop reaches this seat (`_on_stop`).
+            # stop reaches this seat (`_on_stop`). A stopped seat turns its stop into the conviction
+            # when the last claim comes after it (red team 7: the last claim timed at twice the limit).
             return
         for claim, since in self.claim_seen.items():
             if self.now - since > 2 * limit and claim in self.claims:
@@ -257,7 +261,7 @@ class ClockMixin(SessionCore):
         clock has not run out yet (a clock that started late here: wait and see); False when it
         does not owe that step, the step is a decision that came due after this seat's own claim,
         or the step has no limit (no honest seat claims such a step)."""
-        waiting = self.waiting() if self.stage not in ("ended", "over") else None
+        waiting = self.waiting() if self.stage not in ("ended", "over", "stopped") else None
         if waiting is None or self.me not in waiting.seats or self._waiting_key != key:
             return False
         if self.my_claim is not None and self.my_claim[1] != key and not waiting.automatic:
@@ -289,14 +293,14 @@ class ClockMixin(SessionCore):
 
     def _stop(self, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
         """I2: the game stops with nobody convicted; every seat is told, with the claims shown."""
-        if self.stage == "ended":
+        if self.stage in ("stopped", "ended"):
             return
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
         with contextlib.suppress(ProtocolError):
             shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
             self._publish("stop", {"rule": rule, "message": message, "evidence": list(shown)})
-        self._enter("ended")
+        self._enter("stopped")
 
     def _on_stop(self, seat: int, msg: SignedMessage) -> bool:
         message = str(msg.body.get("message"))[:MAX_TEXT]

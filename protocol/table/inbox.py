@@ -199,7 +199,7 @@ class InboxMixin(SessionCore):
         return msg
 
     def _handle_private(self, seat: int, msg: SignedMessage) -> bool:
-        if self.stage == "over":
+        if self.stage in ("over", "stopped"):
             raise _Ignored("P-1.3", f"a private {msg.kind!r} after the game: ignored")
         if msg.round > self.round_index:
             return False
@@ -278,12 +278,18 @@ class InboxMixin(SessionCore):
     def _handle(self, seat: int, msg: SignedMessage) -> bool:
         """Apply one message of `seat`; False when the table has not reached its point yet."""
         if msg.kind in META_KINDS:  # verdicts and claims, whatever the round (I2)
-            if msg.kind == "blame" and self.stage == "over":
+            if msg.kind == "blame" and self.stage in ("over", "stopped"):
                 self.pending_blames.pop(seat, None)
-                self._judge_after_over(msg)
+                self._judge_late_blame(msg)
                 return True
+            if msg.kind == "stop" and self.stage == "stopped":
+                return True  # stopped already; another seat's stop changes nothing here
             meta: Callable[[int, SignedMessage], bool] = getattr(self, KINDS[msg.kind])
             return meta(seat, msg)
+        if self.stage == "stopped":
+            # This seat plays no further: a message past its stop is chained (a fork of it still
+            # shows) and passed over, never judged, since what it would prove needs the play (I2).
+            return True
         if self.stage == "over":
             # Judged as a seat in a next round would judge it (below), so alike at a seat still in the
             # last audit (red team 6: a second set of last secrets convicted there, was ignored here).
