@@ -708,6 +708,41 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             )
         return self._finish_trick(state, r, new_hands, sizes, cards_left, trick, next_led, voids, played)
 
+    def apply_moves(self, state: SixthSenseState, moves: Sequence[Move]) -> SixthSenseState:
+        """`apply` of each move in order (engine.api.Game); the joint prediction of every seat that
+        owes one (S-3.1), each card from a known hand, builds one state instead of one per seat."""
+        expected = state._expected or self.expected(state)
+        if expected.kind == "predict" and len(moves) == len(expected.seats):
+            joint = self._predict_all(state, expected.seats, moves)
+            if joint is not None:
+                return joint
+        return super().apply_moves(state, moves)
+
+    def _predict_all(
+        self, state: SixthSenseState, seats: tuple[int, ...], moves: Sequence[Move]
+    ) -> SixthSenseState | None:
+        """The state after `moves`, one `Predict` of a card from its known hand by each of `seats`
+        (the seats that owe one) in that order, as `apply` one at a time gives it (S-3.1, S-3.2);
+        None for any other moves, which go one at a time (and raise there what they break)."""
+        r: Round = state.round  # type: ignore[assignment]  # a prediction is owed only in a round
+        hands = list(r.hands)
+        predictions = list(r.predictions)
+        sizes = list(r.hand_sizes)
+        for seat, move in zip(seats, moves):  # noqa: B905  # the same length (checked)
+            if type(move) is not Predict or move.seat != seat:
+                return None
+            hand = hands[seat]
+            card = move.card
+            if hand is None or card is None or card not in hand:
+                return None
+            hands[seat] = _without(hand, card)
+            predictions[seat] = card
+            sizes[seat] -= 1
+        return _with_round(state, _new_round(
+            r.dealer, tuple(hands), tuple(sizes), r.trump, _ALL_PREDICTED[state.players], tuple(predictions),
+            r.leader, r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
+        ))
+
     def _apply_other(self, state: SixthSenseState, expected: Expected, move: Move) -> SixthSenseState:
         """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
         r = state.round
@@ -993,6 +1028,7 @@ _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
 # At a table of n, after the play of seat s (owed since (leader + cards in the trick) % n == s):
 # the next seat's play.
 _NEXT_PLAY_OWED = {n: tuple(_PLAY_EXPECTED[(seat + 1) % n] for seat in range(n)) for n in range(2, 7)}
+_ALL_PREDICTED = tuple((True,) * count for count in range(7))  # S-3.1: every seat has predicted
 _NONES = tuple((None,) * count for count in range(7))  # hands and predictions a view does not know
 _NO_VOIDS: tuple[tuple[frozenset[str], ...], ...] = tuple((frozenset(),) * count for count in range(7))
 _HAND_SIZES = {players: (size,) * players for players, size in HAND_SIZE.items()}  # S-2.3
