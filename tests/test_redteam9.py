@@ -197,3 +197,77 @@ def test_an_oversized_fault_of_no_kind_ends_every_seat_alike(convict: int, stop_
     table = run_table("take6", 3, {}, 0, {2: OversizedJunk(convict, stop_first)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
+
+
+# --- 4: a stopped seat forgets why a seat was excused from a one-of step -----------------------------
+
+
+class OneOfAfterTheStop(Strategy):
+    """Sixes, three seats. `junk_at` seconds into play this seat sends `framed` (honest) the oversized
+    junk of #3: `framed` convicts it and ends, and its blame (a reference only) waits at the other honest
+    seat, the `witness` (`pending_blames`), where it excuses `framed` from the opening (X-2.2: the holder
+    of O6 opens, a one-of step) as a seat that may be stuck itself (`clocks._owes_one_of`). This seat
+    never opens (its moves stay home) and echoes the witness's one-of claim (`"seat": null`, 80 s into
+    play) at once, so every seat but `framed` has claimed the opening. The witness stops with nobody
+    convicted: `stop`, by a bare `stop` of this seat 58 s after the claims (the blame, 30 s into play, has
+    not waited twice the limit yet); otherwise by itself, twice the limit after the blame came (19 s into
+    play: 139 s, `_judge_pending_blames`). Either way the claims have stood for the limit (60 s) within
+    the runner's `VERDICT_WAIT` (3 s) after the stop. Its own session sees no stop or blame, so it plays
+    on and the table is still ticked."""
+
+    name = "one-of-after-the-stop"
+
+    def __init__(self, framed: int, stop: bool) -> None:
+        self.framed = framed
+        self.stop = stop
+        self.junk_at = 30.0 if stop else 19.0
+        self.play_from: float | None = None
+        self.junked = False
+        self.claim_at: float | None = None
+        self.stopped = False
+
+    def witness(self, ctx: AttackContext) -> int:
+        return next(s for s in ctx.honest() if s != self.framed)
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or msg.kind == "move" else (KEEP,)
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        if self.play_from is None and ctx.session.stage == "play":
+            self.play_from = now
+        if not self.junked and self.play_from is not None and now >= self.play_from + self.junk_at:
+            self.junked = True
+            ctx.applied += 1
+            ctx.publish("junk", {"x": "a" * (MAX_MESSAGE_BYTES - 1200)}, to=[self.framed])
+        if self.stop and self.claim_at is not None and not self.stopped and now > self.claim_at + 58:
+            self.stopped = True
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=[self.witness(ctx)])
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        one_of = msg.kind == "timeout" and msg.body.get("seat") is None
+        if one_of and self.claim_at is None and msg.author == ctx.settings.seats[self.witness(ctx)].peer_id:
+            self.claim_at = ctx.now
+            ctx.applied += 1
+            ctx.publish("timeout", dict(msg.body), to=[self.witness(ctx)])
+        return msg.kind not in ("stop", "blame")
+
+
+# BROKE (I1): a live seat does not convict a seat that has a blame standing on a one-of claim
+# (`clocks._owes_one_of`: `seat in self.pending_blames`, it may be stuck itself), but a stopped seat
+# forgets the blame: `_judge_pending_blames` deletes it as it stops, and a waiting blame read again in
+# stopped (`stop`) is popped by `inbox._handle` before `_judge_late_blame` refuses it. The conviction loop of
+# `_judge_claims` goes on in stopped (`clocks._tick`), so once the one-of claims have stood for the limit
+# (60 s, here 1 to 2 s after the stop), the one seat that did not claim is convicted: `framed`, which is
+# honest and ended long before (it convicted the cheater on the junk). Seat `framed`: Blamed(2, P-1.3);
+# the witness: Blamed(framed, P-5.3). Before 04e102d the stop was final and nobody honest was blamed.
+# (The blame waits at the witness because of #3; any blame that waits there past the limit does the same.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k one_of_after_the_stop
+@pytest.mark.xfail(strict=True, reason="red team 9 #4: a stopped seat convicts an honest seat on one-of claims")
+@pytest.mark.parametrize("stop", [True, False])
+@pytest.mark.parametrize("framed", [0, 1])
+def test_a_stopped_seat_convicts_nobody_honest_on_one_of_claims(framed: int, stop: bool) -> None:
+    attack = OneOfAfterTheStop(framed, stop)
+    table = run_table("sixes", 3, {"chips": 1}, 0, {2: attack})
+    assert attack.claim_at is not None and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert all(b.seat == 2 for s in (0, 1) for b in table.harness.blames(s)), table.report()
