@@ -271,3 +271,258 @@ def test_a_stopped_seat_convicts_nobody_honest_on_one_of_claims(framed: int, sto
     assert attack.claim_at is not None and table.applied > 0, table.report()
     assert table.invariants() == [], table.report()
     assert all(b.seat == 2 for s in (0, 1) for b in table.harness.blames(s)), table.report()
+
+
+# --- 5: every seat stopped, then a fault of no kind to one of them -----------------------------------
+
+
+class StopAllThenJunkToOne(Strategy):
+    """At its first decision this seat sends every seat a bare `stop` (every honest seat stops, nobody
+    convicted), then, `lag` seconds later, a small signed message of a kind the protocol has not to
+    `convict` alone (checkable without playing on, `_state`). Nothing else of its own goes out."""
+
+    name = "stop-all-then-junk-to-one"
+
+    def __init__(self, convict: int, lag: float) -> None:
+        self.convict = convict
+        self.lag = lag
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        ctx.publish("junk", {"x": 1}, to=[self.convict], delay=self.lag)
+
+
+# Withstood (I1, I2): the stopped seat that gets the junk convicts (`inbox._check_kind` in `receive`:
+# `_blame` from stopped enters ended) and publishes its blame with the junk quoted whole; the other
+# stopped seat checks the quoted junk by itself (`_judge_late_blame`: a signed message of no kind) and
+# turns its stop into the same conviction. Both Blamed(2, P-1.3). 12 tables (3 games, either seat, the
+# junk 10 ms or 2 s after the stop).
+@pytest.mark.parametrize("lag", [0.01, 2.0])
+@pytest.mark.parametrize("convict", [0, 1])
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_fault_to_one_stopped_seat_converts_every_stopped_seat(
+    game: str, options: JSONObject, convict: int, lag: float
+) -> None:
+    table = run_table(game, 3, options, 0, {2: StopAllThenJunkToOne(convict, lag)})
+    assert table.applied > 0
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
+
+
+# --- 6: after the game, a stop to one over seat and a fault to the other -------------------------------
+
+
+class AfterTheGame(Strategy):
+    """Sixes with one chip (one round is the game). Once its own secrets are out and every other seat's
+    have reached it (every seat audits and is over within a gossip lag), this seat sends `over`, half a
+    second later, a bare `stop` (over -> stopped), and with `junk` the other honest seat at the same
+    instant a signed message of no kind (over -> ended: its provable fault)."""
+
+    name = "after-the-game"
+
+    def __init__(self, over: int, junk: bool) -> None:
+        self.over = over
+        self.junk = junk
+        self.mine = False
+        self.theirs: set[str] = set()
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        self.mine = self.mine or msg.kind == "secrets"
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        if msg.kind == "secrets":
+            self.theirs.add(msg.author)
+        self._after(ctx)
+        return True
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        self._after(ctx)
+
+    def _after(self, ctx: AttackContext) -> None:
+        if self.done or not self.mine or len(self.theirs) < ctx.n - 1:
+            return
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=[self.over], delay=0.5)
+        if self.junk:
+            ctx.publish("junk", {"x": 1}, to=[s for s in ctx.honest() if s != self.over], delay=0.5)
+
+
+# Withstood (I1, I2): the over seat that gets the stop stops (`clocks._on_stop`: over -> stopped) and
+# publishes its stop, which stops the other over seat as well: every honest seat stopped alike, nobody
+# convicted (both still hold the game record). With the junk, the other seat convicts (over -> ended)
+# and its blame, the junk quoted whole, converts the stopped one: both Blamed(2, P-1.3). 4 tables.
+@pytest.mark.parametrize("junk", [False, True])
+@pytest.mark.parametrize("over", [0, 1])
+def test_after_the_game_a_stop_and_a_fault_end_every_over_seat_alike(over: int, junk: bool) -> None:
+    attack = AfterTheGame(over, junk)
+    table = run_table("sixes", 3, {"chips": 1}, 0, {2: attack})
+    assert attack.done and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    stages = {table.harness.sessions[s].stage for s in (0, 1)}
+    assert stages == ({"ended"} if junk else {"stopped"}), table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)] == ([2, 2] if junk else []), table.report()
+    assert all(table.harness.game_over(s) is not None for s in (0, 1)), table.report()
+
+
+# --- 7: honest private messages and forged proofs quoted to stopped seats ------------------------------
+
+
+class FrameAtTheStoppedSeats(Strategy):
+    """At its first decision (every hand dealt) this seat sends every seat a bare `stop`, then blames the
+    victim (honest) before the stopped seats with evidence they check without playing on: the victim's
+    own hand keys to this seat (honest, signed by the victim for this round: `blame._private_fault`
+    re-checks them with the frozen round), the same keys with a field changed (the signature then
+    fails), an equivocation proof of the victim's private channel made of those two, a victim's public
+    message relabelled as a kind the protocol has not (signature fails), and a reference to a victim's
+    message this table never had."""
+
+    name = "frame-at-the-stopped-seats"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        victim = ctx.victim()
+        victim_id = ctx.settings.seats[victim].peer_id
+        keys = next((m for m in ctx.received if m.kind == "p.keys" and m.author == victim_id), None)
+        public = next((m for m in ctx.received if m.kind == "shuffle" and m.author == victim_id), None)
+        if keys is None or public is None:
+            return
+        self.done = True
+        ctx.applied += 1
+        altered = {**keys.to_json(), "body": {**keys.body, "round": keys.round + 1}}
+        relabelled = {**public.to_json(), "kind": "x.fault"}
+        reference = {"table": ctx.settings.table, "author": victim_id, "seq": 1 << 30, "digest": "ab" * 32}
+        evidence: list[JSONObject] = [
+            keys.to_json(),
+            altered,
+            {"first": keys.to_json(), "second": altered},
+            relabelled,
+            reference,
+        ]
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        for item in evidence:  # one blame per item, and one with all of them
+            ctx.publish("blame", {"seat": victim, "rule": "P-4.3", "message": "x", "evidence": [item]}, delay=0.5)
+        ctx.publish("blame", {"seat": victim, "rule": "P-4.3", "message": "x", "evidence": evidence}, delay=0.5)
+
+
+# Withstood (I1, I2): every item is checked at the stopped seats and proves nothing: the honest keys pass
+# the recipient's check with the frozen round (`_private_fault` -> `deal._check_hand_keys`: False), the
+# altered copy and the relabelled message fail their signature (`_private_item_fault`, `item_verdicts`),
+# the proof fails `verify_equivocation`, the reference is to nothing this seat holds at that place; each
+# blame is refused (`_judge_late_blame`) and every honest seat stays stopped, nobody convicted. 3 tables.
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_honest_keys_and_forgeries_quoted_to_stopped_seats_convict_nobody(game: str, options: JSONObject) -> None:
+    attack = FrameAtTheStoppedSeats()
+    table = run_table(game, 3, options, 0, {2: attack})
+    assert attack.done and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert all(table.harness.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
+    assert all(table.harness.blames(s) == [] for s in (0, 1)), table.report()
+
+
+# --- 8: verdicts, claims and stops of every odd shape at stopped seats ---------------------------------
+
+
+def _odd_meta(ctx: AttackContext, claim: int) -> list[tuple[str, JSONObject]]:
+    """Meta messages of odd shapes, each signed and next in this seat's chain: blames whose seat, rule
+    or evidence is of the wrong type, whose items are odd proofs, references, private messages of this
+    seat's own with odd bodies (this seat's own channel to the blamer, itself), claims of odd steps."""
+    me_id = ctx.identity.peer_id
+    table = ctx.settings.table
+    own = ctx.sent[-1]
+    channel = ctx.session.private_in[ctx.victim()].table  # a private channel of this table, not this seat's
+    odd_private = [
+        {**own.to_json(), "table": channel, "kind": "p.keys", "body": {"openings": "x", "input": 1, "to": ctx.seat}},
+        {**own.to_json(), "kind": "p.peek", "body": {"trick": "²", "to": ctx.seat}},
+    ]
+    items: list[object] = [
+        {"first": {}, "second": {}},
+        {"first": own.to_json(), "second": own.to_json()},
+        {"table": table, "author": me_id, "seq": True, "digest": "ab" * 32},
+        {"table": table, "author": me_id, "seq": -1, "digest": "zz"},
+        {"table": table, "author": me_id, "seq": 1 << 60, "digest": "ab" * 32},
+        {**own.to_json(), "round": 1 << 62},
+        {**own.to_json(), "kind": "timeout", "body": {"seat": None, "step": ["x"], "what": 1}},
+        *odd_private,
+        [],
+        "x",
+        None,
+    ]
+    blames: list[JSONObject] = [
+        {"seat": True, "rule": "P-4.3", "message": "x", "evidence": []},
+        {"seat": ctx.victim(), "rule": 7, "message": "x", "evidence": []},
+        {"seat": ctx.victim(), "rule": "P-4.3", "message": {"x": 1}, "evidence": {"x": 1}},
+        {"seat": ctx.seat, "rule": "P-4.3" * 100, "message": "x" * 10_000, "evidence": items},
+        {"seat": ctx.victim(), "rule": "P-4.3", "message": "x", "evidence": items},
+    ]
+    claims: list[JSONObject] = [
+        {"seat": True, "step": "0/play/0", "what": "x"},
+        {"seat": ctx.victim(), "step": "²/play/²", "what": "x"},
+        {"seat": None, "step": "9999999999/audit/-1", "what": "x"},
+        {"seat": ctx.victim(), "step": "x" * 600, "what": "x"},
+        {"seat": ctx.victim(), "step": "0/play/0", "what": "x", "extra": 1},
+    ]
+    stops: list[JSONObject] = [{"rule": None, "message": None, "evidence": items}, {}]
+    # the claim last: a malformed claim is its author's fault (the seat ends there, reading no further)
+    return [*(("blame", b) for b in blames), *(("stop", s) for s in stops), ("timeout", claims[claim])]
+
+
+class OddShapesAfterTheStop(Strategy):
+    """At its first decision this seat sends every seat a bare `stop`, then `_odd_meta` with the odd
+    claim `claim`, and its session's own messages no more."""
+
+    name = "odd-shapes-after-the-stop"
+
+    def __init__(self, claim: int) -> None:
+        self.claim = claim
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        for kind, body in _odd_meta(ctx, self.claim):
+            ctx.publish(kind, body, delay=0.5)
+
+
+# Withstood (I1, I3): every odd verdict, claim and stop reaching a stopped seat is read without raising
+# and without the last guard's "internal error" (`receive`): a blame that names no seat is passed over
+# (`_judge_late_blame`), odd items prove nothing or prove this seat's own malformed private messages
+# (its own fault, P-1.3/P-4.3: the only seat ever named is the cheater), odd claims are its fault
+# (`_on_timeout`: P-5.3 malformed, blamed on it), another stop changes nothing. 7 tables (each game;
+# each odd claim in 6 nimmt!).
+@pytest.mark.parametrize(
+    ("game", "options", "claim"), [*((g, o, 0) for g, o in GAMES), *(("take6", {}, c) for c in range(1, 5))]
+)
+def test_odd_verdicts_claims_and_stops_at_stopped_seats_raise_nothing(
+    game: str, options: JSONObject, claim: int
+) -> None:
+    attack = OddShapesAfterTheStop(claim)
+    table = run_table(game, 3, options, 0, {2: attack})
+    assert attack.done and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    internal = [e for s in (0, 1) for e in table.harness.events[s] if "internal error" in str(e)]
+    assert internal == [], internal
+    assert all(b.seat == 2 for s in (0, 1) for b in table.harness.blames(s)), table.report()
