@@ -18,7 +18,7 @@ from test_redteam7 import QUIET
 from test_redteam_equiv import run_table
 
 from engine.api import JSONObject
-from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage
+from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
 from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Strategy
 
@@ -30,7 +30,7 @@ def claim_limit(ctx: AttackContext) -> float:
     return max(ctx.settings.step_timeout, ctx.settings.turn_timeout or 0.0)
 
 
-# --- 1: a single cheater races a fault that needs play against a stop by the clock ---------------------
+# --- 1 and 2: a single cheater races a fault that needs play against a stop by the clock ---------------------
 
 
 class RaceTheClaimDeadline(Strategy):
@@ -114,7 +114,7 @@ class RaceTheClaimDeadline(Strategy):
 # (nobody convicted); the gossip then brings both messages, chained and passed over (`inbox._handle` in
 # stopped), and the blame read again proves nothing there (`_judge_late_blame`: a fault of play).
 # One seat Blamed(cheater, P-5.1), the other Stopped. A real network needs no trigger (any latency).
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k "claim_deadline and decision"
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k fault_of_play_just_before
 @pytest.mark.xfail(strict=True, reason="red team 9 #1: one cheater races a fault of play against a stop by the clock")
 @pytest.mark.parametrize("convict", [0, 1])
 @pytest.mark.parametrize(("game", "options"), GAMES)
@@ -135,7 +135,7 @@ def test_a_fault_of_play_just_before_the_claim_deadline_ends_every_seat_alike(
 # `len(rd.locks) < n`); the tick stops it; the lock then is chained and passed over, never applied
 # (`inbox._handle` in stopped), so its round state stays frozen short of the last lock and the keys are
 # never checkable there: the blame read again is refused. One seat Blamed(cheater, P-4.3), one Stopped.
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k "claim_deadline and lock"
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k bad_keys_just_before
 @pytest.mark.xfail(strict=True, reason="red team 9 #2: a stopped seat's frozen round never checks the keys")
 @pytest.mark.parametrize("convict", [0, 1])
 @pytest.mark.parametrize(("game", "options"), GAMES)
@@ -261,7 +261,7 @@ class OneOfAfterTheStop(Strategy):
 # honest and ended long before (it convicted the cheater on the junk). Seat `framed`: Blamed(2, P-1.3);
 # the witness: Blamed(framed, P-5.3). Before 04e102d the stop was final and nobody honest was blamed.
 # (The blame waits at the witness because of #3; any blame that waits there past the limit does the same.)
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k one_of_after_the_stop
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k one_of_claims
 @pytest.mark.xfail(strict=True, reason="red team 9 #4: a stopped seat convicts an honest seat on one-of claims")
 @pytest.mark.parametrize("stop", [True, False])
 @pytest.mark.parametrize("framed", [0, 1])
@@ -526,3 +526,72 @@ def test_odd_verdicts_claims_and_stops_at_stopped_seats_raise_nothing(
     internal = [e for s in (0, 1) for e in table.harness.events[s] if "internal error" in str(e)]
     assert internal == [], internal
     assert all(b.seat == 2 for s in (0, 1) for b in table.harness.blames(s)), table.report()
+
+
+# --- 9: a private fault of the last round, judged by seats a round apart ----------------------------------
+
+
+class SecretsToOneSeat(Strategy):
+    """Its round-0 secrets go to `ahead` alone (the other honest seat gets them by `ahead`'s gossip, 50 ms
+    later); its session's own verdicts stay home."""
+
+    name = "secrets-to-one-seat"
+
+    def __init__(self, ahead: int) -> None:
+        self.ahead = ahead
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET or (msg.kind == "secrets" and msg.round == 0 and to in ctx.honest() and to != self.ahead):
+            return ()
+        return (KEEP,)
+
+
+class PastRoundKeysBlame(Strategy):
+    """The colluder of `SecretsToOneSeat` (seat `accused`): 10 ms after the accused's round-0 secrets reach
+    it, it blames the accused with the accused's hand keys to it of round 0, one short (signed by the
+    accused: a failed private check, P-4.3, that every seat re-runs, `blame._private_fault`)."""
+
+    name = "past-round-keys-blame"
+
+    def __init__(self, accused: int) -> None:
+        self.accused = accused
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        accused = ctx.harness.identities[self.accused]
+        if self.done or msg.kind != "secrets" or msg.round != 0 or msg.author != accused.peer_id:
+            return True
+        keys = next(m for m in ctx.received if m.kind == "p.keys" and m.author == accused.peer_id and m.round == 0)
+        openings = keys.body["openings"]
+        assert isinstance(openings, list)
+        short = sign_message(
+            accused, keys.table, 0, keys.seq, keys.prev, "p.keys", {**keys.body, "openings": openings[1:]}
+        )
+        self.done = True
+        ctx.applied += 1
+        blame: JSONObject = {"seat": self.accused, "rule": "P-4.3", "message": "short", "evidence": [short.to_json()]}
+        ctx.publish("blame", blame, delay=0.01)
+        return True
+
+
+# BROKE (I2): the same signed private item is judged by the round each seat is in, not by the round it
+# belongs to (`blame._private_fault`: `signed.round < rd.index` -> False, "proves nothing"). Two colluders
+# at four seats: seat 3 sends its last secrets of round 0 to `ahead` alone, which audits and enters round 1;
+# 10 ms later seat 2 blames seat 3 with seat 3's short hand keys of round 0. The other honest seat, still
+# in round 0's audit (seat 3's secrets come by gossip, 50 ms), re-runs the check and convicts seat 3;
+# `ahead` waits (round 1's locks are not in: None) and then stops, its check of a past round's item proving
+# nothing, and the convicting seat's blame later proves nothing there either, stopped
+# (`_judge_late_blame`). One seat Blamed(3, P-4.3), one Stopped: the failed private check that is to turn a
+# stop into the conviction (`_state`) does not, a round on. (A single cheater does the same with real
+# latency: its blame reaches one seat just after that seat's own last secrets, before they reach the other.)
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k last_round
+@pytest.mark.xfail(strict=True, reason="red team 9 #5: a private fault of the last round convicts at one seat only")
+@pytest.mark.parametrize("ahead", [0, 1])
+def test_a_private_fault_of_the_last_round_ends_every_seat_alike(ahead: int) -> None:
+    attack = {2: PastRoundKeysBlame(accused=3), 3: SecretsToOneSeat(ahead)}
+    table = run_table("take6", 4, {}, 0, attack, rounds=2)
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
