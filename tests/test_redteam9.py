@@ -278,14 +278,16 @@ def test_a_stopped_seat_convicts_nobody_honest_on_one_of_claims(framed: int, sto
 
 class StopAllThenJunkToOne(Strategy):
     """At its first decision this seat sends every seat a bare `stop` (every honest seat stops, nobody
-    convicted), then, `lag` seconds later, a small signed message of a kind the protocol has not to
-    `convict` alone (checkable without playing on, `_state`). Nothing else of its own goes out."""
+    convicted), then, `lag` seconds later, to `convict` alone a fault checkable without playing on
+    (`_state`): a small signed message of a kind the protocol has not (`fault` "junk"), or a timeout claim
+    of the wrong shape ("claim", `clocks._on_timeout`). Nothing else of its own goes out."""
 
     name = "stop-all-then-junk-to-one"
 
-    def __init__(self, convict: int, lag: float) -> None:
+    def __init__(self, convict: int, lag: float, fault: str = "junk") -> None:
         self.convict = convict
         self.lag = lag
+        self.fault = fault
         self.done = False
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
@@ -297,21 +299,25 @@ class StopAllThenJunkToOne(Strategy):
         self.done = True
         ctx.applied += 1
         ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
-        ctx.publish("junk", {"x": 1}, to=[self.convict], delay=self.lag)
+        if self.fault == "junk":
+            ctx.publish("junk", {"x": 1}, to=[self.convict], delay=self.lag)
+        else:
+            ctx.publish("timeout", {"seat": True, "step": "0", "what": "x"}, to=[self.convict], delay=self.lag)
 
 
 # Withstood (I1, I2): the stopped seat that gets the junk convicts (`inbox._check_kind` in `receive`:
 # `_blame` from stopped enters ended) and publishes its blame with the junk quoted whole; the other
 # stopped seat checks the quoted junk by itself (`_judge_late_blame`: a signed message of no kind) and
-# turns its stop into the same conviction. Both Blamed(2, P-1.3). 12 tables (3 games, either seat, the
-# junk 10 ms or 2 s after the stop).
-@pytest.mark.parametrize("lag", [0.01, 2.0])
+# turns its stop into the same conviction. Both Blamed(2, P-1.3). The malformed claim likewise: the
+# other stopped seat takes the quoted claim into the cheater's chain (`blame._take_in`) and handles it
+# there itself (P-5.3). 18 tables (3 games, either seat, the junk 10 ms or 2 s after the stop; the claim).
+@pytest.mark.parametrize(("lag", "fault"), [(0.01, "junk"), (2.0, "junk"), (2.0, "claim")])
 @pytest.mark.parametrize("convict", [0, 1])
 @pytest.mark.parametrize(("game", "options"), GAMES)
 def test_a_fault_to_one_stopped_seat_converts_every_stopped_seat(
-    game: str, options: JSONObject, convict: int, lag: float
+    game: str, options: JSONObject, convict: int, lag: float, fault: str
 ) -> None:
-    table = run_table(game, 3, options, 0, {2: StopAllThenJunkToOne(convict, lag)})
+    table = run_table(game, 3, options, 0, {2: StopAllThenJunkToOne(convict, lag, fault)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()
     assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
