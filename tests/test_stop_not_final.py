@@ -108,3 +108,21 @@ def test_a_stopped_seat_makes_no_move_and_sends_nothing_of_its_own() -> None:
     private = [o.data for o in bob.drain() if isinstance(o, Send) and o.to == ALICE]
     alice.receive(BOB, private[-1], h.now + 1)
     assert not alice.last_input_kept and alice.stage == "stopped"
+
+
+def test_one_of_claims_never_convert_a_stop() -> None:
+    """A step one of several seats owes is claimed naming nobody (P-5.3, X-2.2); who owes it follows
+    from who may be stuck (blames waiting), which a stopped seat no longer follows (red team 9 #4: it
+    convicted an honest seat whose excuse it had dropped). So every seat but Bob claiming such a step,
+    Alice's claim made before she stopped, convicts nobody at her seat, however long it stands (I1)."""
+    h = table()
+    alice = h.sessions[ALICE]
+    key = "0/play/0/3/3/one-of"
+    alice._claim(None, key, "open")
+    alice.drain()
+    stopped_by_mallory(h)
+    claim = h.sessions[MALLORY]._publish("timeout", {"seat": None, "step": key, "what": "open"})
+    out = alice.receive(MALLORY, claim.to_wire(), h.now + 0.1)
+    out += alice.tick(h.now + 600)
+    assert set(alice.claims[(None, key)]) == {ALICE, MALLORY}, "both claims are in"
+    assert not [o for o in out if isinstance(o, Blamed)] and alice.stage == "stopped", out

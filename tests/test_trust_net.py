@@ -269,3 +269,71 @@ def test_runner_dedup_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None
         runner._remember(i.to_bytes(32, "big"))
     assert len(runner._seen) == 100
     assert (999).to_bytes(32, "big") in runner._seen and (0).to_bytes(32, "big") not in runner._seen
+
+
+# --- a stop is not final (I2; red team 8 #2 on real links) -----------------------------------------
+
+
+def test_a_fault_to_one_seat_and_a_stop_to_another_end_both_convicting_the_cheater(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One bot's laptop (taken over after the start) sends, at one instant, the host a signed message
+    of a kind no honest peer sends (its own provable fault, P-1.3) and the other bot a bare `stop`.
+    The other bot stops first; the host's blame then reaches it within the runner's `VERDICT_WAIT`,
+    and it turns its stop into the same conviction (`stopped -> ended`): both honest seats name the
+    cheater, neither ends merely stopped."""
+    runners: list[TableRunner] = []
+    asked = asyncio.Event()
+    gate = asyncio.Event()
+
+    class Recorded(TableRunner):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            runners.append(self)
+
+    monkeypatch.setattr(tables, "TableRunner", Recorded)
+
+    class GatedBot(BotPlayer):
+        async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+            asked.set()
+            await gate.wait()
+            return await super().decide(runner, moves)
+
+    me = Identity.generate()
+
+    async def attack() -> tuple[TableRunner, TableRunner]:
+        (host,) = [r for r in runners if r.identity is me]
+        hostile, bystander = [r for r in runners if r is not host]
+        session = hostile.session
+        assert session is not None and hostile.mesh is not None
+        stop = session._publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        session.drain()  # the modified client sends it to one seat only, below
+        junk = sign_message(hostile.identity, hostile.settings.table, session.round_index, session.my_seq,
+                            session.my_prev, "x.junk", {"x": 1})  # fmt: skip
+        hostile.mesh.send(bystander.identity.peer_id, stop.to_wire())
+        hostile.mesh.send(host.identity.peer_id, junk.to_wire())
+        return host, bystander
+
+    async def body() -> tuple[Outcome, TableRunner]:
+        hosting = tables.host_table(
+            identity=me, data_dir=tmp_path, name="Host", game="sixth-sense",
+            options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
+            interface=LOOPBACK, player=GatedBot("sixth-sense"), advertise=False,
+        )  # fmt: skip
+        game = asyncio.create_task(hosting)
+        try:
+            async with asyncio.timeout(60):
+                await asyncio.wait({game, asyncio.create_task(asked.wait())}, return_when=asyncio.FIRST_COMPLETED)
+            assert asked.is_set(), "the game ended before the host was asked to move"
+            _, bystander = await attack()
+        finally:
+            gate.set()
+        async with asyncio.timeout(GAME_LIMIT):
+            return await game, bystander
+
+    outcome, bystander = asyncio.run(body())
+    cheater = next(r.me for r in runners if r.identity is not me and r is not bystander)
+    assert outcome.blame is not None and (outcome.blame.seat, outcome.blame.rule) == (cheater, "P-1.3"), outcome
+    session = bystander.session
+    assert session is not None and session.stopped is not None, "the other seat stopped first"
+    assert session.blame is not None and session.blame.seat == cheater, (session.stage, session.stopped)

@@ -8,6 +8,7 @@ checker only, the methods one phase calls in another.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import deque
 from collections.abc import Mapping
@@ -24,6 +25,13 @@ from protocol.signed import ZERO_DIGEST, ChainTracker, EquivocationDetected, Sig
 from protocol.table._round import _Round
 from protocol.table._state import TRANSITIONS, Stage
 from protocol.table.values import Blamed, Output, Stopped, TableSettings, private_channel
+
+
+def _secret_fraction(identity: Identity, table: str) -> float:
+    """A number in [0, 1) that only this seat can compute, the same on every replay (an Ed25519
+    signature is deterministic; the domain keeps it from being any protocol message's)."""
+    digest = hashlib.sha256(identity.sign(b"lanplay/stop-delay/v1\x00" + table.encode())).digest()
+    return int.from_bytes(digest[:8], "big") / float(1 << 64)
 
 
 class SessionCore:
@@ -107,6 +115,12 @@ class SessionCore:
         self.item_verdicts: dict[str, bool] = {}
         self.items_taken: set[str] = set()  # quoted public items offered to the chains once (`blame._take_in`)
         self.stopped: Stopped | None = None
+        # I2: how much past twice the limit this seat's clock stops a table (claims that never all came,
+        # a blame never checkable), as a fraction of the limit: secret, so nobody can aim a fault of their
+        # own at the instant between two seats' stops (red team 9: a fault of play sent to one seat just
+        # before a deadline every seat shares convicted there while the others stopped). Derived from
+        # this seat's key, not drawn, so a replay of the journal stops at the very same tick.
+        self.stop_delay = _secret_fraction(identity, settings.table)
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
         self._waiting_key = ""  # the step key of the last `waiting()`
@@ -140,6 +154,8 @@ class SessionCore:
         def _blame_equivocation(self, exc: EquivocationDetected) -> None: ...
 
         def _judge_pending_blames(self) -> None: ...
+
+        def _stop_deadline(self) -> float: ...
 
         def _on_peek(self, seat: int, msg: SignedMessage) -> bool: ...
 

@@ -21,8 +21,9 @@ another; the last claim timed at the mark of twice the limit). A stopped seat pl
 sends nothing of its own but still takes the chains in and reads their verdicts and claims, and it
 turns its stop into the conviction on what needs no further play to check: a signed message of a
 kind the protocol has not, a malformed verdict or claim, a fork of one message, a private message
-that fails the check its recipient made, every other seat's claim of one step. A fault that shows
-only by playing on (an illegal move) cannot move it: it stays stopped.
+that fails the check its recipient made, every other seat's claim naming one seat for one step. A
+fault that shows only by playing on (an illegal move) cannot move it, nor can a claim naming nobody
+(who owes a one-of step depends on blames waiting, which a stopped seat no longer follows).
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`
 message, when a card opens to no card (a pass was altered), when every seat passed (X-2.4), or when

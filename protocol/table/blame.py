@@ -114,9 +114,8 @@ class BlameMixin(SessionCore):
         self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame {when} proves nothing here: ignored"))
 
     def _judge_pending_blames(self) -> None:
-        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
         for seat, (msg, since) in list(self.pending_blames.items()):
-            if self.now - since > 2 * limit:
+            if self.now - since > self._stop_deadline():
                 del self.pending_blames[seat]
                 why = f"seat {seat} published a blame whose evidence never became checkable here"
                 self._stop("P-5.2", why, (msg.to_json(),))

@@ -12,8 +12,10 @@ A clock that runs out is private knowledge, so it never convicts by itself: this
 signed `timeout` claim and makes no move of its own until it is settled (`decision`); it still handles
 the other seats' messages, so a fault past the claimed step is checked here as everywhere (I2). The
 owing seat is convicted only when every other seat has claimed it for the same step; claims that do
-not all come within twice the limit stop the game with nobody convicted, the claims shown (I2); the
-last claim coming after that still turns the stop into the conviction (`stopped → ended`).
+not all come within twice the limit (and a secret delay of up to one limit more, `_stop_deadline`, so
+nobody can aim a fault at the instant between two seats' stops) stop the game with nobody convicted,
+the claims shown (I2); the last claim coming after that still turns the stop into the conviction
+(`stopped → ended`).
 """
 
 from __future__ import annotations
@@ -220,6 +222,11 @@ class ClockMixin(SessionCore):
         limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
         for claim, by in self.claims.items():
             named = claim[0]
+            if named is None and self.stage == "stopped":
+                # Who owes a one-of step follows from who may be stuck (`_owes_one_of`: blames waiting
+                # here), which a stopped seat no longer follows (red team 9: it convicted an honest seat
+                # whose excuse, a blame, it had dropped at its stop). Only a named claim converts a stop.
+                continue
             accused = named if named is not None else self._owes_one_of(claim, by, limit)
             if accused is not None and all(s in by for s in range(self.n) if s != accused):
                 owed = self._owed_past_limit(claim[1]) if accused == self.me else True
@@ -246,7 +253,7 @@ class ClockMixin(SessionCore):
             # when the last claim comes after it (red team 7: the last claim timed at twice the limit).
             return
         for claim, since in self.claim_seen.items():
-            if self.now - since > 2 * limit and claim in self.claims:
+            if self.now - since > self._stop_deadline() and claim in self.claims:
                 accused, _ = claim
                 by = self.claims[claim]
                 who = ", ".join(str(s) for s in sorted(by))
@@ -254,6 +261,12 @@ class ClockMixin(SessionCore):
                 why = f"seat(s) {who} say {whom} withheld a step; the other seats do not: the table could not agree"
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
+
+    def _stop_deadline(self) -> float:
+        """How long after it came a claim that not every seat made, or a blame never checkable here,
+        stops this seat: twice the limit, and a secret part of the limit more (`stop_delay`, I2)."""
+        limit = max(self.settings.step_timeout, self.settings.turn_timeout or 0.0)
+        return (2 + self.stop_delay) * limit
 
     def _owed_past_limit(self, key: str) -> bool | None:
         """Whether claims against this seat for the step `key` can be true: True when it owes that

@@ -70,6 +70,10 @@ class InboxMixin(SessionCore):
             return
         if msg.table != table:
             raise ProtocolError("P-1.3", "a message for another table or channel")
+        if len(msg.signed_bytes()) > MAX_SMALL_BYTES:
+            # Refused, not blamed: too big to quote whole in a blame, and never chained or forwarded, so
+            # no other seat could check the proof (I2; red team 9: convicted here, stopped elsewhere).
+            raise ProtocolError("P-1.3", f"seat {author}'s {msg.kind!r} has no kind and is too big: refused")
         msg.verify(self.settings.seats[author])
         why = f"seat {author} signed a message of a kind this protocol has not: {msg.kind!r}"
         raise CheatDetected("P-1.3", why, author)
