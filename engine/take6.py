@@ -877,9 +877,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 key = codes[0]
                 while ends[below + 1] < key:
                     below += 1
-                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take
-                    rest = pending[pending.index((card, seat)) :]
-                    return self._owe_row(state, rows, penalty, totals, rest, hands, sizes, out, ends, plays)
+                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
+                    # ever the first card: `below` never falls, so the whole turn is still pending)
+                    return self._owe_row(state, rows, penalty, totals, pending, hands, sizes, out, ends, plays)
                 row_index = ends[below] & 3
                 ends[below] = codes[row_index]
                 row = rows[row_index]
