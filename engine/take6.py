@@ -239,7 +239,11 @@ _DROP = tuple(tuple(_dropper(size, index) for index in range(size)) for size in 
 
 def _hand_plays(state: Take6State) -> tuple[tuple[Play, ...] | None, ...]:
     """T-3.1: every seat's moves of its hand (None where unknown), remembered on the state (`_plays`)."""
-    plays = tuple([None if hand is None else lookup_all(_PLAYS[seat], hand) for seat, hand in enumerate(state.hands)])
+    # only the hands that are tuples (no other seat's hand is read otherwise: a view's unknown hand
+    # is None, and `legal_moves` reads the asked seat's hand itself where this gives None)
+    plays = tuple([
+        lookup_all(_PLAYS[seat], hand) if type(hand) is tuple else None for seat, hand in enumerate(state.hands)
+    ])
     _remember(state, "_plays", plays)
     return plays
 
