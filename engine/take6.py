@@ -186,6 +186,10 @@ class Take6State:
     # Another, set where `_place` built the state (not part of the value either): the row ends
     # coded end·4 + row, ascending, then `_ABOVE_ALL`, so that the next placement starts from them.
     _ends: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    # Another: each seat's `Play` moves of its hand (None where the hand is unknown), made by the
+    # first `legal_moves` of a play stage and carried on by the turn that plays from the hands
+    # (each seat's moves lose the played card's move), so the next turn's `legal_moves` is a lookup.
+    _plays: tuple[tuple[Play, ...] | None, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def deck_size(self) -> int:
@@ -199,7 +203,7 @@ _TAKES = tuple(tuple(TakeRow(seat, row) for row in range(ROWS)) for seat in rang
 _CODES = {str(card): card for card in range(1, MAX_CARD + 1)}
 _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
-_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and its `_expected`, `_ends`
+_new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and `_expected`, `_ends`, `_plays`
 _new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
@@ -212,6 +216,36 @@ _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices
 _ZEROS = tuple((0,) * count for count in range(11))
 _NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # the decks 1 … size (T-1.1, T-5.1)
 _TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
+# Values a turn would otherwise build per card, made once: a card's bit in `Take6State.out`, the
+# pending entry (card, seat), a row of the one card, the coded row end card·4 + row (`_place`).
+_BITS = tuple(1 << card for card in range(MAX_CARD + 1))
+_PAIRS = tuple(tuple((card, seat) for card in range(MAX_CARD + 1)) for seat in range(10))
+_SINGLES = tuple((card,) for card in range(MAX_CARD + 1))
+_END_CODES = tuple(tuple(card << 2 | row for row in range(ROWS)) for card in range(MAX_CARD + 1))
+
+
+def _dropper(size: int, index: int) -> Callable[[Sequence[object]], tuple[object, ...]]:
+    """A C-level function giving the tuple without its item `index` (of `size` items)."""
+    if index == 0:
+        return itemgetter(slice(1, None))  # one slice: cheaper than an item per card
+    if index == size - 1:
+        return itemgetter(slice(0, index))
+    return itemgetter(*(k for k in range(size) if k != index))  # two or more items: a tuple
+
+
+# `_DROP[size][index]`: a hand of `size` cards without its card at `index` (and its moves without that card's move)
+_DROP = tuple(tuple(_dropper(size, index) for index in range(size)) for size in range(HAND_SIZE + 1))
+
+
+def _hand_plays(state: Take6State) -> tuple[tuple[Play, ...] | None, ...]:
+    """T-3.1: every seat's moves of its hand (None where unknown), remembered on the state (`_plays`)."""
+    # only the hands that are tuples (no other seat's hand is read otherwise: a view's unknown hand
+    # is None, and `legal_moves` reads the asked seat's hand itself where this gives None)
+    plays = tuple([
+        lookup_all(_PLAYS[seat], hand) if type(hand) is tuple else None for seat, hand in enumerate(state.hands)
+    ])
+    _remember(state, "_plays", plays)
+    return plays
 
 
 def _play_expected(owing: tuple[bool, ...]) -> Expected:
@@ -585,11 +619,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if stage == "play":
             if state.chosen[seat] is not None:
                 return ()
+            if seat >= 0:  # (a negative seat reads `_PLAYS` from its end, as it always did: below)
+                moves = (state._plays or _hand_plays(state))[seat]
+                if moves is not None:
+                    return moves
             hand = state.hands[seat]
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
-            if len(hand) > 1:  # `lookup_all` inline: the hot path of every playout
-                return itemgetter(*hand)(_PLAYS[seat])  # type: ignore[no-any-return]
             return lookup_all(_PLAYS[seat], hand)
         if stage == "take_row":
             return _TAKES[seat] if state.pending[0][1] == seat else ()
@@ -661,13 +697,15 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             rows = list(state.rows)
             taken = rows[row_index]
             penalty, totals = _charge(state.penalty, state.totals, seat, taken)
-            rows[row_index] = (card,)
+            rows[row_index] = _SINGLES[card]
             ends: list[int] | None = None
             if state._ends is not None:  # the card is lower than every end: its row's code comes first
                 ends = list(state._ends)
-                ends.remove(taken[-1] << 2 | row_index)
-                ends.insert(0, card << 2 | row_index)
-            return self._place(state, rows, penalty, totals, owed[1:], state.hands, state.hand_sizes, state.out, ends)
+                ends.remove(_END_CODES[taken[-1]][row_index])
+                ends.insert(0, _END_CODES[card][row_index])
+            return self._place(
+                state, rows, penalty, totals, owed[1:], state.hands, state.hand_sizes, state.out, ends, state._plays
+            )
         if kind is Pick:
             assert isinstance(move, Pick)
             return self._pick(state, move)
@@ -681,6 +719,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if len(moves) == n and state.stage == "play" and state.chosen == _NONES[n]:
             dealt = state.hands
             hands = list(dealt)
+            plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
+            new_plays: list[tuple[Play, ...] | None] | None = None if plays is None else list(plays)
             pending: list[tuple[int, int]] = []
             out = state.out
             # In seat order, the common one (any other goes move by move below: the same result), so
@@ -693,17 +733,21 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 card: int = move.card  # type: ignore[assignment]  # None is in no hand
                 try:
                     index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
-                except (ValueError, AttributeError):  # not in the hand, or the hand unknown: the checks of `apply`
+                    drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
+                except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply` checks
                     break
-                hands[seat] = hand[:index] + hand[index + 1 :]  # type: ignore[index]  # known (found above)
-                pending.append((card, seat))
-                out |= 1 << card
+                hands[seat] = drop(hand)  # type: ignore[arg-type, assignment]  # known (found above)
+                if new_plays is not None:  # the hand's moves, without the card's (in the same order)
+                    new_plays[seat] = drop(new_plays[seat])  # type: ignore[arg-type, assignment]
+                pending.append(_PAIRS[seat][card])
+                out |= _BITS[card]
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
                 sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
                 rows = list(state.rows)
                 return self._place(
-                    state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends
+                    state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends,
+                    None if new_plays is None else tuple(new_plays),
                 )
         if len(moves) == 1:
             return self.apply(state, moves[0])
@@ -797,22 +841,26 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         sizes: tuple[int, ...],
         out: int,
         known_ends: Sequence[int] | None,
+        plays: tuple[tuple[Play, ...] | None, ...] | None = None,
     ) -> Take6State:
         """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
         after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`: the coded
-        row ends of `rows` where the caller has them (`Take6State._ends`), else None."""
+        row ends of `rows` where the caller has them (`Take6State._ends`), else None; `plays`: the moves
+        of `hands` where known (`Take6State._plays`), else None."""
         n = state.players
         ends: list[int] | None = None  # without profi: the coded row ends, kept for the next placement
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
                 target = placement_target(rows, card, True)
                 if target is None:
-                    return self._owe_row(state, rows, penalty, totals, pending[index:], hands, sizes, out, None)
+                    return self._owe_row(
+                        state, rows, penalty, totals, pending[index:], hands, sizes, out, None, plays
+                    )
                 row_index, side = target
                 row = rows[row_index]
                 if len(row) >= ROW_LIMIT:  # T-3.4 (T-5.3: on either side)
                     penalty, totals = _charge(penalty, totals, seat, row)
-                    rows[row_index] = (card,)
+                    rows[row_index] = _SINGLES[card]
                 elif side == "right":
                     rows[row_index] = (*row, card)
                 else:
@@ -829,25 +877,27 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 ends = list(known_ends)
             below = -1  # the position in `ends` of the highest end lower than the card
             for card, seat in pending:
-                key = card << 2
+                codes = _END_CODES[card]
+                key = codes[0]
                 while ends[below + 1] < key:
                     below += 1
-                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take
-                    rest = pending[pending.index((card, seat)) :]
-                    return self._owe_row(state, rows, penalty, totals, rest, hands, sizes, out, ends)
+                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
+                    # ever the first card: `below` never falls, so the whole turn is still pending)
+                    return self._owe_row(state, rows, penalty, totals, pending, hands, sizes, out, ends, plays)
                 row_index = ends[below] & 3
-                ends[below] = key | row_index
+                ends[below] = codes[row_index]
                 row = rows[row_index]
                 if len(row) < ROW_LIMIT:
-                    rows[row_index] = row + (card,)  # noqa: RUF005  # one tuple built, not a list and a tuple
+                    rows[row_index] = row + _SINGLES[card]  # one tuple built
                 else:  # T-3.4: the sixth card takes five
                     penalty, totals = _charge(penalty, totals, seat, row)
-                    rows[row_index] = (card,)
+                    rows[row_index] = _SINGLES[card]
         # T-3.6: the turn is over; after the tenth the round is.
         if any(sizes):
             return _new_turn(  # T-3.1: every seat chooses again
                 n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
                 state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n], None if ends is None else tuple(ends),
+                plays,
             )
         return _new_state(
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
@@ -865,14 +915,15 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         sizes: tuple[int, ...],
         out: int,
         ends: list[int] | None,
+        plays: tuple[tuple[Play, ...] | None, ...] | None,
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take.
-        `ends`: the coded ends of `rows` (`Take6State._ends`), or None."""
+        `ends`: the coded ends of `rows` (`Take6State._ends`), or None; `plays` as `_place` has them."""
         n = state.players
         return _new_turn(
             n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
             state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
-            None if ends is None else tuple(ends),
+            None if ends is None else tuple(ends), plays,
         )
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
