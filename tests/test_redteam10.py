@@ -130,14 +130,16 @@ def test_a_fault_aimed_at_a_guessed_deadline_ends_every_seat_alike(
 class RaceTheFirstStop(Watching):
     """The cheater's false claim (as in #1) shields it and starts the clocks; it sends nothing more
     until the first honest seat's stop reaches it (published at that seat's secret deadline), then at
-    once sends the other honest seat alone a move that is no move, next in its chain there. On a real
+    once sends the other honest seat alone a move that is no move (`fault` "move"), or a signed message
+    of no kind ("junk"), next in its chain there. On a real
     network (here: each delivery waits a random 0..`max_delay`, `Faults`) the cheater's fault reaches
     the other seat before the first seat's stop does whenever its two hops are quicker than that one."""
 
     name = "race-the-first-stop"
 
-    def __init__(self) -> None:
+    def __init__(self, fault: str = "move") -> None:
         super().__init__()
+        self.fault = fault
         self.first: SignedMessage | None = None
         self.raced: int | None = None
 
@@ -157,14 +159,19 @@ class RaceTheFirstStop(Watching):
         if msg.kind == "stop" and self.first is not None and self.raced is None and author in ctx.honest():
             self.raced = next(s for s in ctx.honest() if s != author)
             ctx.applied += 1
-            ctx.publish("move", no_move(self.first), to=[self.raced])
+            if self.fault == "move":
+                ctx.publish("move", no_move(self.first), to=[self.raced])
+            else:
+                ctx.publish("junk", {"x": 1}, to=[self.raced])
         return True
 
 
-def race_tables(game: str, options: JSONObject, seeds: Sequence[int], max_delay: float) -> list[Table]:
+def race_tables(
+    game: str, options: JSONObject, seeds: Sequence[int], max_delay: float, fault: str = "move"
+) -> list[Table]:
     tables = []
     for seed in seeds:
-        attack = RaceTheFirstStop()
+        attack = RaceTheFirstStop(fault)
         faults = Faults(max_delay=max_delay, gossip_delay=0.05)
         tables.append(run_table(game, 3, options, seed, {2: attack}, faults=faults))
         assert attack.raced is not None, tables[-1].report()
@@ -202,6 +209,19 @@ def test_a_fault_raced_against_the_first_stop_without_latency_ends_every_seat_al
     assert all(t.applied > 0 for t in tables)
     assert [t.invariants() for t in tables] == [[]] * len(tables), "\n\n".join(t.report() for t in tables)
     assert all(t.harness.sessions[s].stage == "stopped" for t in tables for s in (0, 1))
+
+
+# Withstood (I2): the same race won with a fault a stopped seat checks by itself (a signed message of no
+# kind, `_state`): the seat it reached first convicts (live, P-1.3), the one stopped first turns its stop
+# into the same conviction on the blame (`_judge_late_blame`); or both were stopped and the stopped seat
+# it reached convicts, and the other converts alike. The split of #1 needs a fault that shows only by
+# playing on. 12 tables (two games, six seeds each, the same seeds that split #1).
+@pytest.mark.parametrize(("game", "options"), GAMES[:2])
+def test_a_provable_fault_raced_against_the_first_stop_ends_every_seat_alike(game: str, options: JSONObject) -> None:
+    tables = race_tables(game, options, range(6), max_delay=0.1, fault="junk")
+    assert [t.invariants() for t in tables] == [[]] * len(tables), "\n\n".join(t.report() for t in tables)
+    assert all(b.seat == 2 for t in tables for s in (0, 1) for b in t.harness.blames(s)[:1])
+    assert all(t.harness.blames(0) and t.harness.blames(1) for t in tables)
 
 
 # --- 3: a message of no kind at exactly the size limit, and one byte over ----------------------------
@@ -380,3 +400,57 @@ def test_a_blame_never_checkable_stops_every_seat_within_three_limits(
     assert set(attack.ended_at) == {0, 1}, (attack.ended_at, table.report())
     assert all(2 * limit < t - attack.at <= 3 * limit + TICK for t in attack.ended_at.values()), attack.ended_at
     assert all(table.harness.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
+
+
+# --- 6: a colluder completes a named claim set at one stopped seat only ----------------------------------
+
+
+class WithholdAndClaimLate(Strategy):
+    """Two colluders at four seats. The withholder (`withhold`) keeps back its first decision; the other
+    never claims it, so the honest seats' claims against the withholder never all come and every honest
+    seat stops at its secret deadline. At the first honest stop the claimer sends its own claim against
+    the withholder, for the step the honest seats claimed, to the other honest seat alone: every seat but
+    the withholder has claimed it there (and only there) after it stopped."""
+
+    name = "withhold-and-claim-late"
+
+    def __init__(self, withhold: bool) -> None:
+        self.withhold = withhold
+        self.held = False
+        self.sent = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET:
+            return ()
+        if self.withhold and (self.held or msg.kind in ("move", "commit")):
+            self.held = True
+            ctx.shared["withheld"] = True
+            return ()
+        return (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        if self.withhold or self.sent or msg.kind != "stop" or not ctx.shared.get("withheld"):
+            return True
+        author = next(s for s in range(ctx.n) if ctx.settings.seats[s].peer_id == msg.author)
+        claim = next((m for m in ctx.received if m.kind == "timeout" and m.author == msg.author), None)
+        if author not in ctx.honest() or claim is None:
+            return True
+        self.sent = True
+        ctx.applied += 1
+        other = next(s for s in ctx.honest() if s != author)
+        ctx.publish("timeout", dict(claim.body), to=[other], delay=0.01)
+        return True
+
+
+# Withstood (I1, I2): the seat that got the last claim turns its stop into the conviction of the
+# withholder (`clocks._judge_claims`, conviction loop in stopped: every other seat's claim naming it for
+# one step) and publishes its blame with the claims quoted; the other stopped seat takes the quoted claim
+# into the claimer's chain (`blame._take_in`), handles it there (`_on_timeout` from stopped) and reaches
+# the same conviction. Both Blamed(withholder, P-5.3); nobody honest named. 3 tables.
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_claim_completed_at_one_stopped_seat_converts_every_stopped_seat(game: str, options: JSONObject) -> None:
+    attack = {2: WithholdAndClaimLate(withhold=False), 3: WithholdAndClaimLate(withhold=True)}
+    table = run_table(game, 4, options, 0, attack)
+    assert table.applied > 0 and attack[2].sent, table.report()
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [3, 3], table.report()
