@@ -11,6 +11,7 @@ withstands is a plain test that asserts the invariants on a table where the atta
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import pytest
@@ -18,7 +19,9 @@ from test_redteam7 import QUIET
 from test_redteam_equiv import STEP, Table, run_table
 
 from engine.api import JSONObject
-from protocol.signed import SignedMessage, sign_message
+from protocol.link import AUTH_DOMAIN
+from protocol.plan import PLAN_DOMAIN
+from protocol.signed import SIGNED_DOMAIN, SignedMessage, sign_message
 from protocol.table._state import MAX_SMALL_BYTES
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Strategy
 
@@ -222,6 +225,44 @@ def test_a_provable_fault_raced_against_the_first_stop_ends_every_seat_alike(gam
     assert [t.invariants() for t in tables] == [[]] * len(tables), "\n\n".join(t.report() for t in tables)
     assert all(b.seat == 2 for t in tables for s in (0, 1) for b in t.harness.blames(s)[:1])
     assert all(t.harness.blames(0) and t.harness.blames(1) for t in tables)
+
+
+class StopOneFaultTheOther(Strategy):
+    """The cheater makes the first stop itself, at an instant it chooses, out of its chain's reach: at
+    its first decision it sends `stopped` a blame of the victim that proves nothing (that seat stops at
+    once: "the table could not agree") and, at the same seq, the other honest seat a move that is no move
+    (that seat, still live, convicts): one seq, two versions."""
+
+    name = "stop-one-fault-the-other"
+
+    def __init__(self, stopped: int) -> None:
+        self.stopped = stopped
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        blame: JSONObject = {"seat": ctx.victim(), "rule": "P-4.3", "message": "x", "evidence": []}
+        ctx.publish("blame", blame, to=[self.stopped])
+        ctx.publish("move", no_move(msg), to=[s for s in ctx.honest() if s != self.stopped])
+
+
+# Withstood (I2): a stop the cheater times itself must come from its own chain, and the fault of play
+# to the other seat then takes the same place in it: the stopped seat, given the other's blame quoting
+# that fault (or its gossip), holds another version at that seq and convicts on the fork
+# (`blame._take_in` -> `EquivocationDetected`, from stopped too). Both Blamed(2); nobody honest. 6 tables.
+@pytest.mark.parametrize("stopped", [0, 1])
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_stop_and_a_fault_at_one_seq_end_every_seat_alike(game: str, options: JSONObject, stopped: int) -> None:
+    table = run_table(game, 3, options, 0, {2: StopOneFaultTheOther(stopped)})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
 
 
 # --- 3: a message of no kind at exactly the size limit, and one byte over ----------------------------
@@ -454,3 +495,30 @@ def test_a_claim_completed_at_one_stopped_seat_converts_every_stopped_seat(game:
     assert table.applied > 0 and attack[2].sent, table.report()
     assert table.invariants() == [], table.report()
     assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [3, 3], table.report()
+
+
+# --- 7: learning the secret delay from anything else the seat signs --------------------------------------
+
+STOP_DELAY_DOMAIN = b"lanplay/stop-delay/v1\x00"
+
+
+# Withstood (I2): the delay is SHA-256 of the seat's Ed25519 signature over a domain and the table id
+# (`_core._secret_fraction`); the only other things a seat's key signs are its messages (`SIGNED_DOMAIN`
+# + content), its plan signature (`PLAN_DOMAIN` + table id + plan hash) and its link handshake
+# (`AUTH_DOMAIN` + role + transcript), none a prefix of another, so no peer can have a seat sign those
+# bytes (no signing oracle); and the table id is the hash of a plan with a fresh joint draw
+# (`TablePlan.table_id`), so a delay seen at one table says nothing of the next. Checked: the delay is
+# exactly that hash (domain pinned), differs by seat and by table, and no signing domain prefixes another.
+def test_the_stop_delay_is_bound_to_a_domain_no_other_signature_uses() -> None:
+    table = run_table("sixes", 3, {"chips": 1}, 0, {})
+    other = run_table("sixes", 3, {"chips": 1}, 1, {})
+    delays = []
+    for t in (table, other):
+        for seat, session in enumerate(t.harness.sessions):
+            signature = t.harness.identities[seat].sign(STOP_DELAY_DOMAIN + t.harness.settings.table.encode())
+            expected = int.from_bytes(hashlib.sha256(signature).digest()[:8], "big") / float(1 << 64)
+            assert session.stop_delay == expected and 0.0 <= expected < 1.0
+            delays.append(expected)
+    assert len(set(delays)) == len(delays)
+    domains = [STOP_DELAY_DOMAIN, SIGNED_DOMAIN, PLAN_DOMAIN, AUTH_DOMAIN]
+    assert not any(a != b and b.startswith(a) for a in domains for b in domains)
