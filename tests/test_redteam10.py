@@ -19,10 +19,11 @@ from test_redteam7 import QUIET
 from test_redteam_equiv import STEP, Table, run_table
 
 from engine.api import JSONObject
+from protocol.encoding import canonical
 from protocol.link import AUTH_DOMAIN
 from protocol.plan import PLAN_DOMAIN
-from protocol.signed import SIGNED_DOMAIN, SignedMessage, sign_message
-from protocol.table._state import MAX_SMALL_BYTES
+from protocol.signed import MAX_MESSAGE_BYTES, SIGNED_DOMAIN, SignedMessage, sign_message
+from protocol.table._state import MAX_OWN_EVIDENCE_BYTES, MAX_SMALL_BYTES
 from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Strategy
 
 GAMES = [("sixth-sense", {}), ("take6", {}), ("sixes", {"chips": 1})]
@@ -326,6 +327,56 @@ def test_junk_at_the_size_limit_ends_every_seat_alike(
         assert verdicts == {"P-1.3"}, table.report()
     elif stop_first:
         assert verdicts == {""}, table.report()
+
+
+class BlameWithManyJunk(Strategy):
+    """Two colluders. At its first decision seat 2 stops every seat (a bare `stop`), then sends `first`
+    alone a blame of its colluder (seat 3) quoting four signed messages of no kind, each signed by seat 3
+    and each at most `MAX_SMALL_BYTES`, together past `MAX_OWN_EVIDENCE_BYTES` though the blame still fits
+    a message: the seat it reached can quote the items back only by reference (`fitting_evidence`)."""
+
+    name = "blame-with-many-junk"
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        colluder = ctx.harness.identities[3]
+        table, rnd = ctx.settings.table, ctx.session.round_index
+        pads = [MAX_SMALL_BYTES - 600] * 3 + [MAX_OWN_EVIDENCE_BYTES - 3 * MAX_SMALL_BYTES + 1200]
+        junk = [
+            sign_message(colluder, table, rnd, 10_000 + i, "0" * 64, "junk", {"x": "a" * pad}).to_json()
+            for i, pad in enumerate(pads)
+        ]
+        assert sum(len(canonical(j)) + 1 for j in junk) > MAX_OWN_EVIDENCE_BYTES
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        blame: JSONObject = {"seat": 3, "rule": "P-1.3", "message": "junk", "evidence": junk}
+        (sent,) = ctx.publish("blame", blame, to=[self.first], delay=0.5)
+        assert len(sent.to_wire()) < MAX_MESSAGE_BYTES
+
+
+# Withstood (I2, I3): the stopped seat the blame reached checks the junk itself (a signed message of no
+# kind, `_judge_late_blame`) and converts; its own blame names the items by reference, which the other
+# seat does not hold, but the cheater's blame itself, taken into its chain at the first seat, is passed
+# on there (gossip, `inbox._queue`), and the other seat checks it whole and converts alike. Both
+# Blamed(3, P-1.3): the colluder named, nobody honest. 6 tables.
+@pytest.mark.parametrize("first", [0, 1])
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_blame_quoting_junk_past_the_budget_converts_every_stopped_seat(
+    game: str, options: JSONObject, first: int
+) -> None:
+    table = run_table(game, 4, options, 0, {2: BlameWithManyJunk(first), 3: Strategy()})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [3, 3], table.report()
 
 
 # --- 4: colluders complete a named claim set against an honest seat at stopped seats --------------------
