@@ -6,9 +6,9 @@ the current round lives in `Round` and stays readable after the round ends (unti
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from operator import itemgetter
 from typing import TypeVar
 
@@ -27,6 +27,7 @@ from engine.api import (
     winners_by,
 )
 from engine.fastvalue import fast_constructor, lookup_all
+from engine.playout import shuffle
 
 # S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
 COLOURS = ("R", "Y", "G", "B", "P")
@@ -171,6 +172,12 @@ class Deal:
     hands: tuple[tuple[Card, ...] | None, ...]
     hand_sizes: tuple[int, ...]
     trump: Card | None
+    # (the layout key (players, beginner, late trump) of the table whose own deck `deal_shuffled`
+    # dealt this from, the hands sorted): `start_round` of that table needs no checks and no
+    # sorting. Not part of the value.
+    _dealt_for: tuple[tuple[int, bool, bool], tuple[tuple[Card, ...], ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,6 +443,25 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             trump = Card.parse(cards[turned[0]])
         return _new_deal(dealer, tuple(hands), _HAND_SIZES[len(layout.hands)], trump)
 
+    def deal_shuffled(self, state: SixthSenseState, dealer: int, rng: random.Random) -> Deal:
+        """`deal_from_cards` of the layout's deck shuffled by `rng` (engine.api.Game), built from the
+        deck positions: a shuffle's draws depend only on the deck's length, so positions 0 … size end
+        in the order the codes would, and the engine's own deck needs no checks (`Deal._dealt_for`)."""
+        options = state.options
+        n = state.players
+        key = n, options.beginner, options.late_trump and not options.beginner
+        size = HAND_SIZE[n]
+        dealt = n * size
+        deck = _DECKS[2 if n == 2 else 3]
+        positions = list(range(len(deck)))
+        shuffle(positions, rng, dealt + 1)  # the hands and the trump (S-2.4): the rest is stock
+        cuts = [positions[start : start + size] for start in range(0, dealt, size)]
+        hands = tuple([itemgetter(*cut)(deck) for cut in cuts])
+        # hand order is deck order (`_sorted_hand`): a sorted hand is its sorted positions
+        in_order = tuple([itemgetter(*sorted(cut))(deck) for cut in cuts])
+        trump = None if options.beginner else deck[positions[dealt]]  # S-8.1: none turned
+        return _new_deal(dealer, hands, _HAND_SIZES[n], trump, (key, in_order))
+
     def deal_from_json(self, state: SixthSenseState, raw: Mapping[str, object]) -> Deal:
         check_keys(raw, {"dealer", "hands", "trump"}, "sixth-sense deal")
         dealer = require_int(raw, "dealer", "sixth-sense deal")
@@ -469,8 +495,12 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             )
         if len(deal.hands) != n or len(deal.hand_sizes) != n:
             raise IllegalMove("S-2.3", f"{n} players need {n} hands, the deal has {len(deal.hands)}")
-        deck = _DECK_SETS[2 if n == 2 else 3]
         hands = deal.hands
+        options = state.options
+        dealt_for = deal._dealt_for
+        if dealt_for is not None and dealt_for[0] == (n, options.beginner, options.late_trump and not options.beginner):
+            return self._started(state, deal, dealt_for[1])  # this table's own deck
+        deck = _DECK_SETS[2 if n == 2 else 3]
         seen: set[Card] | frozenset[Card] = set()
         if deal.hand_sizes == _HAND_SIZES[n] and None not in hands:
             known: tuple[tuple[Card, ...], ...] = hands  # type: ignore[assignment]  # no hand is None
@@ -498,15 +528,21 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 raise IllegalMove("S-2.1", f"trump card {deal.trump.code} is not in the {n}-player deck")
             if deal.trump in seen:
                 raise IllegalMove("S-2.4", f"trump card {deal.trump.code} is also dealt to a hand")
-        leader = (deal.dealer + 1) % n  # S-2.5
+        return self._started(state, deal, tuple([_sorted_hand(h) if h is not None else None for h in hands]))
+
+    def _started(
+        self, state: SixthSenseState, deal: Deal, hands: tuple[tuple[Card, ...] | None, ...]
+    ) -> SixthSenseState:
+        """The state of a round starting from `deal` (checked), its hands sorted (`hands`)."""
+        n = state.players
         round_ = _new_round(
             deal.dealer,
-            tuple([_sorted_hand(h) if h is not None else None for h in hands]),
+            hands,
             deal.hand_sizes,
             deal.trump,
             (False,) * n,
             _NONES[n],
-            leader,
+            (deal.dealer + 1) % n,  # S-2.5: the dealer's left leads
             (),
             (),
             (0,) * n,
@@ -581,8 +617,9 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 return itemgetter(*playable)(_SINGLE_PLAYS[seat])  # type: ignore[no-any-return]
             return (_SINGLE_PLAYS[seat][playable[0]],) if playable else ()
         plain = _PLAIN_BY_SEAT[seat]
-        if not trick or blocked or _BLOCK_CARDS.isdisjoint(playable):
-            return tuple(chain.from_iterable(map(plain.__getitem__, playable)))  # no block possible
+        if not trick or blocked or _BLOCK_CARDS.isdisjoint(playable):  # no block possible
+            # each card's plays looked up in one C call and joined (no Python call per card)
+            return sum(itemgetter(*playable)(plain), ()) if len(playable) > 1 else plain[playable[0]]
         blocks = _BLOCKS_BY_SEAT[seat]
         found: list[Move] = []
         for card in playable:
@@ -670,6 +707,41 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
                 next_led,
             )
         return self._finish_trick(state, r, new_hands, sizes, cards_left, trick, next_led, voids, played)
+
+    def apply_moves(self, state: SixthSenseState, moves: Sequence[Move]) -> SixthSenseState:
+        """`apply` of each move in order (engine.api.Game); the joint prediction of every seat that
+        owes one (S-3.1), each card from a known hand, builds one state instead of one per seat."""
+        expected = state._expected or self.expected(state)
+        if expected.kind == "predict" and len(moves) == len(expected.seats):
+            joint = self._predict_all(state, expected.seats, moves)
+            if joint is not None:
+                return joint
+        return super().apply_moves(state, moves)
+
+    def _predict_all(
+        self, state: SixthSenseState, seats: tuple[int, ...], moves: Sequence[Move]
+    ) -> SixthSenseState | None:
+        """The state after `moves`, one `Predict` of a card from its known hand by each of `seats`
+        (the seats that owe one) in that order, as `apply` one at a time gives it (S-3.1, S-3.2);
+        None for any other moves, which go one at a time (and raise there what they break)."""
+        r: Round = state.round  # type: ignore[assignment]  # a prediction is owed only in a round
+        hands = list(r.hands)
+        predictions = list(r.predictions)
+        sizes = list(r.hand_sizes)
+        for seat, move in zip(seats, moves):  # noqa: B905  # the same length (checked)
+            if type(move) is not Predict or move.seat != seat:
+                return None
+            hand = hands[seat]
+            card = move.card
+            if hand is None or card is None or card not in hand:
+                return None
+            hands[seat] = _without(hand, card)
+            predictions[seat] = card
+            sizes[seat] -= 1
+        return _with_round(state, _new_round(
+            r.dealer, tuple(hands), tuple(sizes), r.trump, _ALL_PREDICTED[state.players], tuple(predictions),
+            r.leader, r.trick, r.trick_winners, r.tricks, r.split_owed, r.voids, r.played, r.peeks, r.points,
+        ))
 
     def _apply_other(self, state: SixthSenseState, expected: Expected, move: Move) -> SixthSenseState:
         """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
@@ -956,6 +1028,7 @@ _PLAY_EXPECTED = tuple(Expected("move", (seat,), "play") for seat in range(6))
 # At a table of n, after the play of seat s (owed since (leader + cards in the trick) % n == s):
 # the next seat's play.
 _NEXT_PLAY_OWED = {n: tuple(_PLAY_EXPECTED[(seat + 1) % n] for seat in range(n)) for n in range(2, 7)}
+_ALL_PREDICTED = tuple((True,) * count for count in range(7))  # S-3.1: every seat has predicted
 _NONES = tuple((None,) * count for count in range(7))  # hands and predictions a view does not know
 _NO_VOIDS: tuple[tuple[frozenset[str], ...], ...] = tuple((frozenset(),) * count for count in range(7))
 _HAND_SIZES = {players: (size,) * players for players, size in HAND_SIZE.items()}  # S-2.3
@@ -988,7 +1061,7 @@ for _players, _size in HAND_SIZE.items():
 # Every hand position of each layout, seat by seat: a deal's hands read in one C-level call.
 _HAND_POSITIONS = {key: itemgetter(*(p for hand in layout.hands for p in hand)) for key, layout in _LAYOUTS.items()}
 _new_round = fast_constructor(Round)
-_new_deal = fast_constructor(Deal)
+_new_deal: Callable[..., Deal] = fast_constructor(Deal, caches=True)  # `_dealt_for` last, optional
 # The fields of a state, then optionally its `_expected` (known at once after most moves).
 _new_state: Callable[..., SixthSenseState] = fast_constructor(SixthSenseState, caches=True)
 

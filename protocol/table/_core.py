@@ -74,6 +74,9 @@ class SessionCore:
         self.state: Any = self.full_state
         self.round_index = 0
         self.round: _Round | None = None
+        # The round audited last, kept for one round: a blame's private evidence of it is still checked
+        # against its deal here (`blame._private_fault`), as at a seat still in its audit (I2).
+        self.last_round: _Round | None = None
         self.stage: Stage = "seed"
         self.now = now
         self.disconnected: dict[int, float] = {}

@@ -155,6 +155,7 @@ class AuditMixin(SessionCore):
         self.rounds.append(RoundRecord(self.game.deal_to_json(deal), tuple(moves)))
         self._out.append(RoundAudited(rd.index, self.game.round_report(state)))
         self.hidden_openings.clear()
+        self.last_round = rd
         self.round_index += 1
         if self.game.expected(state).phase == "over":
             self._enter("over")
