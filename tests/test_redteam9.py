@@ -115,7 +115,8 @@ class RaceTheClaimDeadline(Strategy):
 # stopped), and the blame read again proves nothing there (`_judge_late_blame`: a fault of play).
 # One seat Blamed(cheater, P-5.1), the other Stopped. A real network needs no trigger (any latency).
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k fault_of_play_just_before
-@pytest.mark.xfail(strict=True, reason="red team 9 #1: one cheater races a fault of play against a stop by the clock")
+# Fixed (51e798a): each seat's clock stops at a secret part of the limit past twice it (`clocks._stop_deadline`):
+# the shared deadline this attack aims at no longer exists (red team 10 #1 races the first stop instead).
 @pytest.mark.parametrize("convict", [0, 1])
 @pytest.mark.parametrize(("game", "options"), GAMES)
 def test_a_fault_of_play_just_before_the_claim_deadline_ends_every_seat_alike(
@@ -136,7 +137,7 @@ def test_a_fault_of_play_just_before_the_claim_deadline_ends_every_seat_alike(
 # (`inbox._handle` in stopped), so its round state stays frozen short of the last lock and the keys are
 # never checkable there: the blame read again is refused. One seat Blamed(cheater, P-4.3), one Stopped.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k bad_keys_just_before
-@pytest.mark.xfail(strict=True, reason="red team 9 #2: a stopped seat's frozen round never checks the keys")
+# Fixed (51e798a): as #1, no shared deadline to aim the keys at.
 @pytest.mark.parametrize("convict", [0, 1])
 @pytest.mark.parametrize(("game", "options"), GAMES)
 def test_bad_keys_just_before_the_claim_deadline_end_every_seat_alike(
@@ -190,7 +191,7 @@ class OversizedJunk(Strategy):
 # Blamed(cheater, P-1.3), the other Stopped: the "signed message of no kind" that is to turn a stop into
 # the conviction (`_state`) never reaches the stopped seat.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k oversized
-@pytest.mark.xfail(strict=True, reason="red team 9 #3: a fault of no kind too big to quote convicts at one seat")
+# Fixed (51e798a): a no-kind message over MAX_SMALL_BYTES is refused, not blamed (`inbox._check_kind`).
 @pytest.mark.parametrize("stop_first", [False, True])
 @pytest.mark.parametrize("convict", [0, 1])
 def test_an_oversized_fault_of_no_kind_ends_every_seat_alike(convict: int, stop_first: bool) -> None:
@@ -262,7 +263,7 @@ class OneOfAfterTheStop(Strategy):
 # the witness: Blamed(framed, P-5.3). Before 04e102d the stop was final and nobody honest was blamed.
 # (The blame waits at the witness because of #3; any blame that waits there past the limit does the same.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k one_of_claims
-@pytest.mark.xfail(strict=True, reason="red team 9 #4: a stopped seat convicts an honest seat on one-of claims")
+# Fixed (51e798a): a stopped seat converts on named claims only (`clocks._judge_claims`).
 @pytest.mark.parametrize("stop", [True, False])
 @pytest.mark.parametrize("framed", [0, 1])
 def test_a_stopped_seat_convicts_nobody_honest_on_one_of_claims(framed: int, stop: bool) -> None:
@@ -594,7 +595,7 @@ class PastRoundKeysBlame(Strategy):
 # stop into the conviction (`_state`) does not, a round on. (A single cheater does the same with real
 # latency: its blame reaches one seat just after that seat's own last secrets, before they reach the other.)
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam9.py -k last_round
-@pytest.mark.xfail(strict=True, reason="red team 9 #5: a private fault of the last round convicts at one seat only")
+# Fixed (1b11abe): hand keys of the round audited last are checked against its deal (`last_round`).
 @pytest.mark.parametrize("ahead", [0, 1])
 def test_a_private_fault_of_the_last_round_ends_every_seat_alike(ahead: int) -> None:
     attack = {2: PastRoundKeysBlame(accused=3), 3: SecretsToOneSeat(ahead)}
