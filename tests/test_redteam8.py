@@ -240,8 +240,9 @@ class ClaimThenWithholdDecisions(Strategy):
 
 
 # Withstood (I1, I2, I4): the honest seats skip a seat whose claim stands (never claim it), so its
-# withholding convicts nobody, and every honest seat stops twice the limit after its claim was first seen
-# (`clocks._judge_claims`), nobody convicted, the victim included (its claims are one seat's). 6 tables.
+# withholding convicts nobody, and every honest seat stops (2 + a secret part) x the limit after its claim
+# was first seen (`clocks._judge_claims`), nobody convicted, the victim included (its claims are one
+# seat's), unless the withheld decision came due and both honest seats claimed it first. 6 tables.
 @pytest.mark.parametrize("late", [False, True])
 @pytest.mark.parametrize("game", ["sixth-sense", "take6", "sixes"])
 def test_a_false_claim_as_a_shield_stops_every_seat_alike(game: str, late: bool) -> None:
@@ -250,7 +251,11 @@ def test_a_false_claim_as_a_shield_stops_every_seat_alike(game: str, late: bool)
     table = run_table(game, 3, options, 0, {2: attack})
     assert attack.claimed and table.applied > 0
     assert table.invariants() == [], table.report()
-    assert all(table.harness.sessions[s].stopped is not None for s in (0, 1)), table.report()
+    # Each honest seat stops, or (since 51e798a's later stop, `clocks._stop_deadline`) has meanwhile
+    # claimed the withheld decision itself and convicts the withholder; `invariants` holds them alike.
+    for s in (0, 1):
+        session = table.harness.sessions[s]
+        assert session.stopped is not None or (session.blame is not None and session.blame.seat == 2), table.report()
 
 
 # --- 5: the last claim after the game, to one over seat only -------------------------------------------

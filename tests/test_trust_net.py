@@ -171,8 +171,9 @@ def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it
     """One seat's laptop (an in-process bot here, taken over after the start) sends the host 120
     messages of 200 KB over its real, authenticated link. Random bytes: the host refuses each, its
     journal grows by nothing of it, its set of seen digests does not grow, and the game completes with
-    identical records and no blame. Messages the seat signed, of a kind no honest peer sends: proof
-    against that seat (P-1.3), which the host names; its journal keeps at most the one that proves it."""
+    identical records and no blame. Messages the seat signed (60 KB: a no-kind message over 64 KiB is
+    refused, not blamed, since no blame could quote it), of a kind no honest peer sends: proof against
+    that seat (P-1.3), which the host names; its journal keeps at most the one that proves it."""
     runners: list[TableRunner] = []
     asked = asyncio.Event()
     gate = asyncio.Event()
@@ -210,7 +211,7 @@ def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it
                 junk = os.urandom(200 * 1024)
             else:  # validly signed by the seat, of a kind no honest peer sends: refused before chaining
                 junk = sign_message(hostile.identity, hostile.settings.table, 0, 10_000 + i, ZERO_DIGEST,
-                                    "x.junk", {"pad": "z" * 200_000}).to_wire()  # fmt: skip
+                                    "x.junk", {"pad": "z" * 60_000}).to_wire()  # fmt: skip
             try:
                 hostile.mesh.send(host.identity.peer_id, junk)
             except MeshError:  # the hostile seat's game ended: it was named
@@ -248,7 +249,7 @@ def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it
     if signed:
         assert outcome.blame is not None and outcome.blame.rule == "P-1.3", outcome.blame
         assert outcome.blame.seat == hostile_seat
-        # The proof (one 200 KB message, hex in the journal) and no more of the 24 MB sent.
+        # The proof (one 60 KB message, hex in the journal) and no more of the 7 MB sent.
         assert after - before < 1024 * 1024, f"the journal grew by {after - before} bytes"
         return
     assert after - before < 16 * 1024, f"the journal grew by {after - before} bytes under 24 MB of junk"
