@@ -164,6 +164,35 @@ def test_a_bot_killed_during_the_deal_and_restarted_after_the_step_limit_is_not_
 # --- finding 10: junk from a seated peer costs no disk and no unbounded memory (I6) ---------------
 
 
+def recorded_runners(monkeypatch: pytest.MonkeyPatch) -> list[TableRunner]:
+    """Every `TableRunner` the tables module makes from now on (the host's and its in-process bots')."""
+    runners: list[TableRunner] = []
+
+    class Recorded(TableRunner):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            runners.append(self)
+
+    monkeypatch.setattr(tables, "TableRunner", Recorded)
+    return runners
+
+
+class GatedBot(BotPlayer):
+    """The host's seat: sets `asked` at its first decision and holds it until `gate` is set (a player
+    has no time limit), while the test acts as another seat's modified client."""
+
+    def __init__(self, game_id: str, asked: asyncio.Event, gate: asyncio.Event) -> None:
+        super().__init__(game_id)
+        self.asked = asked
+        self.gate = gate
+
+    async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+        self.asked.set()
+        await self.gate.wait()
+        return await super().decide(runner, moves)
+
+
+
 @pytest.mark.parametrize("signed", [False, True], ids=["garbage", "signed-unknown-kind"])
 def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: bool
@@ -174,24 +203,9 @@ def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it
     identical records and no blame. Messages the seat signed (60 KB: a no-kind message over 64 KiB is
     refused, not blamed, since no blame could quote it), of a kind no honest peer sends: proof against
     that seat (P-1.3), which the host names; its journal keeps at most the one that proves it."""
-    runners: list[TableRunner] = []
+    runners = recorded_runners(monkeypatch)
     asked = asyncio.Event()
     gate = asyncio.Event()
-
-    class Recorded(TableRunner):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            runners.append(self)
-
-    monkeypatch.setattr(tables, "TableRunner", Recorded)
-
-    class GatedBot(BotPlayer):
-        """The host's seat: holds its first decision (no time limit on a player) while the junk flows."""
-
-        async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
-            asked.set()
-            await gate.wait()
-            return await super().decide(runner, moves)
 
     refused: list[Refused] = []
 
@@ -231,7 +245,7 @@ def test_junk_from_a_seated_peer_costs_no_disk_and_the_table_goes_on_or_names_it
         hosting = tables.host_table(
             identity=me, data_dir=tmp_path, name="Host", game="sixth-sense",
             options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
-            interface=LOOPBACK, player=GatedBot("sixth-sense"), advertise=False,
+            interface=LOOPBACK, player=GatedBot("sixth-sense", asked, gate), advertise=False,
             on_event=lambda e: refused.append(e) if isinstance(e, Refused) else None,
         )  # fmt: skip
         game = asyncio.create_task(hosting)
@@ -283,22 +297,9 @@ def test_a_fault_to_one_seat_and_a_stop_to_another_end_both_convicting_the_cheat
     The other bot stops first; the host's blame then reaches it within the runner's `VERDICT_WAIT`,
     and it turns its stop into the same conviction (`stopped -> ended`): both honest seats name the
     cheater, neither ends merely stopped."""
-    runners: list[TableRunner] = []
+    runners = recorded_runners(monkeypatch)
     asked = asyncio.Event()
     gate = asyncio.Event()
-
-    class Recorded(TableRunner):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            runners.append(self)
-
-    monkeypatch.setattr(tables, "TableRunner", Recorded)
-
-    class GatedBot(BotPlayer):
-        async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
-            asked.set()
-            await gate.wait()
-            return await super().decide(runner, moves)
 
     me = Identity.generate()
 
@@ -319,7 +320,7 @@ def test_a_fault_to_one_seat_and_a_stop_to_another_end_both_convicting_the_cheat
         hosting = tables.host_table(
             identity=me, data_dir=tmp_path, name="Host", game="sixth-sense",
             options={"beginner": False, "target": None, "late_trump": False}, seats=3, bots=2,
-            interface=LOOPBACK, player=GatedBot("sixth-sense"), advertise=False,
+            interface=LOOPBACK, player=GatedBot("sixth-sense", asked, gate), advertise=False,
         )  # fmt: skip
         game = asyncio.create_task(hosting)
         try:
