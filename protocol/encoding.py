@@ -100,6 +100,16 @@ def _fast(value: object, depth: int) -> object:
     raise _NotPlain
 
 
+def nesting_depth(value: object) -> int:
+    """How deep lists and objects nest in a JSON value, as `canonical` counts it (a scalar: 0, an
+    empty list: 1). A value decoded here is at most `MAX_DEPTH` deep, so the walk is bounded."""
+    if isinstance(value, list | tuple):
+        return 1 + max(map(nesting_depth, value), default=0)
+    if isinstance(value, Mapping):
+        return 1 + max(map(nesting_depth, value.values()), default=0)
+    return 0
+
+
 def canonical(obj: object) -> bytes:
     """The canonical bytes of a JSON value; `ProtocolError` (P-2.1) names the first bad part."""
     try:

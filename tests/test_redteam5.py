@@ -32,7 +32,7 @@ from test_redteam_equiv import STEP, Table, run_table
 
 import protocol.deck as deck_module
 import protocol.signed as signed_module
-import protocol.table.blame as blame_module
+import protocol.table.inbox as inbox_module
 from engine.api import JSONObject
 from lanplay.mesh import MAX_PAYLOAD
 from protocol.deck import Entropy
@@ -147,7 +147,7 @@ def test_forked_secrets_quoted_whole_convict_everywhere(game: str) -> None:
 # honest seat convicts seat 2 (I2).
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_a_trimmed_audit_blame_names_the_fork_by_reference(game: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(blame_module, "MAX_OWN_EVIDENCE_BYTES", 2048)
+    monkeypatch.setattr(inbox_module, "MAX_OWN_EVIDENCE_BYTES", 2048)  # `_publish_quoting` reads it
     table = run_table(game, 3, {}, 0, {2: OversizedForkedSecrets(victim=0, oversized=False)})
     assert table.applied > 0
     assert table.invariants() == [], table.report()

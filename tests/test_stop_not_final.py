@@ -13,8 +13,11 @@ from test_redteam7 import QUIET
 from test_redteam10 import no_move
 from test_redteam_equiv import run_table
 
+from protocol.encoding import MAX_DEPTH
+from protocol.errors import ProtocolError
 from protocol.session import Blamed, Refused, Send, Stopped, TableSession
 from protocol.signed import SignedMessage, sign_message
+from protocol.table._state import MAX_SMALL_DEPTH
 from protocol.testing import KEEP, AttackContext, Emit, Faults, Harness, Strategy
 
 ALICE, MALLORY, BOB = 0, 1, 2
@@ -229,3 +232,48 @@ def test_a_colluders_stop_and_the_others_fault_of_play_end_every_seat_alike(game
     assert table.applied >= 2, table.report()
     assert table.invariants() == [], table.report()
     assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
+
+
+def nested(depth: int) -> object:
+    value: object = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_a_stop_quoting_a_message_too_deep_to_quote_is_still_published() -> None:
+    """Mallory's blame names no seat (so Alice stops) and carries evidence nested as deep as a message
+    can be: quoted whole in Alice's stop it would nest past `MAX_DEPTH` and could not be signed. The
+    stop is published all the same, naming the blame by reference: a seat that stopped or ended in
+    silence would be waited for and claimed by the others (I1; red team 11 #1)."""
+    h = table()
+    alice, mallory = h.sessions[ALICE], h.sessions[MALLORY]
+    deepest = None
+    for depth in range(MAX_DEPTH, 0, -1):
+        try:
+            body = {"seat": "x", "rule": "P-5.2", "message": "m", "evidence": [nested(depth)]}
+            deepest = mallory._publish("blame", body)
+            break
+        except ProtocolError:
+            continue
+    assert deepest is not None
+    out = alice.receive(MALLORY, deepest.to_wire(), h.now + 0.1)
+    assert alice.stage == "stopped" and any(isinstance(o, Stopped) for o in out), out
+    stop = SignedMessage.from_wire(own_message(out, "stop"))
+    assert stop.body["evidence"] == [
+        {"table": h.settings.table, "author": deepest.author, "seq": deepest.seq, "digest": deepest.digest()}
+    ]
+
+
+def test_a_message_nested_deeper_than_any_honest_one_is_refused_not_blamed() -> None:
+    """A move, key or pass nested deeper than `MAX_SMALL_DEPTH` could not be quoted whole in a blame
+    (red team 11 #1): it is refused on receipt, not chained and not blamed, as one too big is (I1)."""
+    h = table()
+    alice, mallory = h.sessions[ALICE], h.sessions[MALLORY]
+    assert alice.round is not None
+    body = {"step": alice.round.step, "state": mallory.state_hash(), "move": nested(MAX_SMALL_DEPTH + 1)}
+    deep = mallory._publish("move", body)
+    assert deep is not None
+    out = alice.receive(MALLORY, deep.to_wire(), h.now + 0.1)
+    assert not [o for o in out if isinstance(o, Blamed)] and any(isinstance(o, Refused) for o in out), out
+    assert alice.stage == "play" and not alice.last_input_kept

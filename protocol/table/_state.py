@@ -108,6 +108,12 @@ MAX_TEXT = 500  # characters of peer-written text (blame messages, reasons) kept
 # message (I2, I3, I6; red team 5: a fault padded past the evidence budget was left out of its blame).
 SMALL_KINDS = frozenset(KINDS) - {"blame", "stop"}
 MAX_SMALL_BYTES = 64 << 10
+# ... and shallow: quoted whole in a blame or a stop its body sits four levels down (five in an
+# equivocation proof), and `canonical` refuses anything nested past MAX_DEPTH (32), so a deeper one
+# could never be quoted, and the verdict on it never signed (red team 11 #1: bad hand keys nested 32
+# deep convicted at the seat they came to, whose blame then could not be published). An honest body
+# nests at most 4 deep.
+MAX_SMALL_DEPTH = 24
 # What this seat's own blame or stop may take: the rest of what any peer reads (MAX_MESSAGE_BYTES)
 # is left for the envelope and the mesh's framing. Evidence that does not fit is named by reference,
 # largest first (`_round.fitting_evidence`).

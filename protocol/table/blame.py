@@ -9,17 +9,15 @@ with nobody convicted; a seat is never blamed for having published a blame.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 from engine.api import JSONObject
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import Equivocation, EquivocationDetected, OutOfOrder, SignedMessage, verify_equivocation
 from protocol.table._core import SessionCore
-from protocol.table._round import REFERENCE_FIELDS, NotYet, _is_seat, fitting_evidence, is_digest
+from protocol.table._round import REFERENCE_FIELDS, NotYet, _is_seat, is_digest
 from protocol.table._state import (
     MAX_ITEM_VERDICTS,
-    MAX_OWN_EVIDENCE_BYTES,
     MAX_TEXT,
     PRIVATE_KINDS,
     PUBLIC_KINDS,
@@ -37,9 +35,7 @@ class BlameMixin(SessionCore):
         blame = Blamed(seat, rule, message, evidence)
         self.blame = blame
         self._out.append(blame)
-        with contextlib.suppress(ProtocolError):  # the verdict stands even if it cannot be signed
-            shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
-            self._publish("blame", {"seat": seat, "rule": rule, "message": message, "evidence": list(shown)})
+        self._publish_quoting("blame", {"seat": seat, "rule": rule, "message": message}, evidence)
         self._enter("ended")
 
     def _blame_equivocation(self, exc: EquivocationDetected) -> None:

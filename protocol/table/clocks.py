@@ -20,15 +20,14 @@ the claims shown (I2); the last claim coming after that still turns the stop int
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 from engine.api import JSONObject
 from protocol.errors import ProtocolError
 from protocol.signed import SignedMessage
 from protocol.table._core import SessionCore
-from protocol.table._round import _is_seat, fitting_evidence
-from protocol.table._state import MAX_OWN_EVIDENCE_BYTES, MAX_TEXT
+from protocol.table._round import _is_seat
+from protocol.table._state import MAX_TEXT
 from protocol.table.values import NetworkLost, Output, Refused, Stopped, Waiting
 
 
@@ -311,9 +310,7 @@ class ClockMixin(SessionCore):
         self.shadow_stage = self.stage
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
-        with contextlib.suppress(ProtocolError):
-            shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
-            self._publish("stop", {"rule": rule, "message": message, "evidence": list(shown)})
+        self._publish_quoting("stop", {"rule": rule, "message": message}, evidence)
         self._enter("stopped")
 
     def _on_stop(self, seat: int, msg: SignedMessage) -> bool:

@@ -16,17 +16,20 @@ from collections import deque
 from collections.abc import Callable
 
 from engine.api import JSONObject, RuleError
+from protocol.encoding import nesting_depth
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
 from protocol.table._core import SessionCore
-from protocol.table._round import NotYet, _Aborted, _Ignored
+from protocol.table._round import NotYet, _Aborted, _Ignored, evidence_references, fitting_evidence
 from protocol.table._state import (
     KINDS,
     MAX_HELD,
     MAX_HELD_BYTES,
+    MAX_OWN_EVIDENCE_BYTES,
     MAX_ROUND_BYTES,
     MAX_ROUND_MESSAGES,
     MAX_SMALL_BYTES,
+    MAX_SMALL_DEPTH,
     META_KINDS,
     PRIVATE_KINDS,
     PUBLIC_KINDS,
@@ -48,6 +51,21 @@ class InboxMixin(SessionCore):
         self._out.append(Send(None, msg.to_wire()))
         return msg
 
+    def _publish_quoting(self, kind: str, fields: JSONObject, evidence: tuple[JSONObject, ...]) -> None:
+        """This seat's blame or stop with its evidence, always published: the other seats would
+        otherwise wait for a seat that ended in silence and claim it (I1; red team 11 #1, a verdict
+        whose quoted evidence nested past `MAX_DEPTH` could not be signed). Evidence too big is named
+        by reference (`fitting_evidence`); if the message still cannot be signed (a quoted blame or
+        stop nested too deep), every quoted item is named by reference; failing that, none is shown."""
+        shown = fitting_evidence(evidence, MAX_OWN_EVIDENCE_BYTES)
+        named = tuple(ref for item in shown for ref in evidence_references(item) or (item,))
+        for items in (shown, named, ()):
+            try:
+                self._publish(kind, {**fields, "evidence": list(items)})
+                return
+            except ProtocolError:
+                continue
+
     def _send_private(self, to: int, kind: str, body: JSONObject) -> None:
         if self.silent:
             return
@@ -67,17 +85,19 @@ class InboxMixin(SessionCore):
         """I6: a kind this protocol does not have is refused before it is chained, forwarded or kept.
         Signed by a seat for this table, it is that seat's fault, and provable to every seat."""
         if msg.kind in kinds:
-            if msg.kind in SMALL_KINDS and len(msg.signed_bytes()) > MAX_SMALL_BYTES:
+            if msg.kind in SMALL_KINDS and not _quotable(msg):
                 # Refused, not blamed: it may have come to this seat alone; the author's chain then
                 # stops here as everywhere it was sent, and the clocks settle it (I1, I2).
-                raise ProtocolError("P-1.3", f"seat {author}'s {msg.kind!r} is larger than any honest one: refused")
+                why = f"seat {author}'s {msg.kind!r} is larger or deeper than any honest one: refused"
+                raise ProtocolError("P-1.3", why)
             return
         if msg.table != table:
             raise ProtocolError("P-1.3", "a message for another table or channel")
-        if len(msg.signed_bytes()) > MAX_SMALL_BYTES:
-            # Refused, not blamed: too big to quote whole in a blame, and never chained or forwarded, so
-            # no other seat could check the proof (I2; red team 9: convicted here, stopped elsewhere).
-            raise ProtocolError("P-1.3", f"seat {author}'s {msg.kind!r} has no kind and is too big: refused")
+        if not _quotable(msg):
+            # Refused, not blamed: too big or deep to quote whole in a blame, and never chained or
+            # forwarded, so no other seat could check the proof (I2; red team 9: convicted here,
+            # stopped elsewhere).
+            raise ProtocolError("P-1.3", f"seat {author}'s {msg.kind!r} has no kind and is too big or deep: refused")
         msg.verify(self.settings.seats[author])
         why = f"seat {author} signed a message of a kind this protocol has not: {msg.kind!r}"
         raise CheatDetected("P-1.3", why, author)
@@ -344,4 +364,9 @@ class InboxMixin(SessionCore):
             if self.stage != "ended":  # a verdict reached in the shadow stands (`_blame`)
                 self.shadow_stage, self.stage = self.stage, "stopped"
             self._out[told:] = [o for o in self._out[told:] if isinstance(o, Send | Blamed)]
+
+
+def _quotable(msg: SignedMessage) -> bool:
+    """A message of a kind that quotes nothing fits whole in this seat's own blame or stop (I2, I3)."""
+    return len(msg.signed_bytes()) <= MAX_SMALL_BYTES and nesting_depth(msg.body) <= MAX_SMALL_DEPTH
 

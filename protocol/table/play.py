@@ -8,6 +8,7 @@ own hand) stops the round for the audit instead (I1).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from engine.api import JSONObject, PeekDue, RuleError
@@ -133,11 +134,9 @@ class PlayMixin(SessionCore):
         return head.kind in ("move", "commit") and head.round == rd.index and head.body.get("step") == rd.step
 
     def _on_move(self, seat: int, msg: SignedMessage) -> bool:
-        rd = self.round
-        if rd is not None and rd.peeks_owed and seat in rd.peeks_owed.values():
-            return False  # S-6.4: the peeked seat's answer comes first
         if (pending := self._check_step(seat, msg)) is not None:
             return pending
+        rd = self.round
         assert rd is not None
         expected = self.game.expected(self.state)
         if expected.phase != "move" or seat not in expected.seats:
@@ -148,9 +147,19 @@ class PlayMixin(SessionCore):
         if not isinstance(wire, dict) or wire.get("seat") != seat:
             raise CheatDetected("P-5.1", "a move must be an object naming its own seat", seat)
         move_json: JSONObject = dict(wire)
+        used = set(rd.used)
         for name in self.game.hand_card_fields():
             if name in move_json:
                 move_json[name] = self._read_wire_card(seat, move_json[name])
+        if rd.peeks_owed and seat in rd.peeks_owed.values():
+            # S-6.4: the peeked seat's answer comes first. Whether its move is a fault on public
+            # knowledge does not depend on the answer, so that is judged now, as at every other seat:
+            # a seat that withholds its answer from the peeker alone no longer hides a faulty move
+            # there (I2; red team 11 #2). The move itself waits (its cards are read again then).
+            rd.used.intersection_update(used)
+            with contextlib.suppress(_PrivateFault):
+                self._next_state(self.state, seat, move_json)
+            return False
         self._apply(seat, move_json)
         return True
 
