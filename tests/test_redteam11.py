@@ -1,0 +1,95 @@
+"""Red team 11: attacks on 69c4a75 (a stopped seat judges the other seats' game messages on in silence,
+`inbox._shadow`; it takes private messages in too; a late blame it cannot decide yet waits,
+`late_blames`, read again when `progress` moved, `blame._reread_late_blames`).
+
+Each test is an attack by a modified client at one or two seats, the real `TableSession` everywhere
+else, checked with `protocol.testing.check_invariants` (I1 no honest seat blamed, I2 honest seats agree,
+I3 nothing raises, I4 every table ends, I6 bounded resources). An attack that breaks an invariant is a
+strict xfail, the comment "BROKE" above it saying what breaks and where in the code; an attack the code
+withstands is a plain test that asserts the invariants on a table where the attack fired (`applied > 0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from test_redteam_equiv import run_table
+
+from engine.api import JSONObject
+from protocol.encoding import MAX_DEPTH
+from protocol.signed import SignedMessage
+from protocol.testing import KEEP, AttackContext, Emit, Strategy
+
+GAMES = [("sixth-sense", {}), ("take6", {}), ("sixes", {"chips": 1})]
+
+
+def nested(levels: int) -> object:
+    """A list nested `levels` deep: valid JSON, shape-checked like any other value (P-2.1)."""
+    value: object = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def deepest_field(depth: int) -> object:
+    """A value for a body field (the body is at depth 1 of the wire, its fields at 2) whose innermost
+    list sits at `MAX_DEPTH` exactly: the message itself decodes, but a message quoting it whole (a
+    blame's or a stop's evidence: body, evidence list, item, and the item's own body, two levels more
+    than the item's root) nests past the limit and cannot be signed (`encoding.canonical`)."""
+    return nested(MAX_DEPTH - depth)
+
+
+# --- 1: evidence nested to the limit: a verdict or stop that cannot be signed, so nobody is told --------
+
+
+class DeepPrivateKeys(Strategy):
+    """The cheater's hand keys for `victim` are replaced by a set whose `openings` is a list nested to the
+    decoder's limit (`MAX_DEPTH`): a malformed set, its author's fault (P-4.3), which the victim blames
+    quoting the message whole. Private: only the victim ever sees it."""
+
+    name = "deep-private-keys"
+
+    def __init__(self, victim: int, stop_first: bool = False) -> None:
+        self.victim = victim
+        self.stop_first = stop_first  # every seat stopped first (a bare stop): the keys meet a silent seat
+        self.stopped = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.stop_first and not self.stopped and msg.kind == "p.keys":
+            self.stopped = True
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "p.keys" or to != self.victim:
+            return (KEEP,)
+        ctx.applied += 1
+        return (Emit(body={**msg.body, "openings": deepest_field(2)}),)
+
+
+# BROKE (I1, I2; not from 69c4a75, but it is how a seat stops or ends without anyone being told):
+# `blame._blame` and `clocks._stop` sign their message inside `contextlib.suppress(ProtocolError)` ("the
+# verdict stands even if it cannot be signed"), and `fitting_evidence` (`_round.py`) only bounds the
+# evidence's *bytes*, never its *depth*. A message that decodes with a list nested to `MAX_DEPTH` (32) is
+# quoted whole at depth 3 of the quoting message (body, evidence, item), so `canonical` refuses it
+# ("nested deeper than 32 levels") and the blame is never published. Here the cheater's bad hand keys go to
+# the victim alone: the victim convicts the cheater (P-4.3) and ends without a word to anyone; the other
+# honest seat, never told, waits for the victim's decision, claims it after the turn limit, the cheater's
+# real session claims it too, and the other honest seat convicts the honest victim of P-5.3.
+# Fix: bound evidence by depth as well as bytes (`fitting_evidence`: an item whose quoted depth would pass
+# MAX_DEPTH is named by reference, `evidence_references`, as an oversize one is; or refuse on receipt any
+# kind that may be quoted, i.e. every kind, nested deeper than MAX_DEPTH - 4), and never enter
+# `ended`/`stopped` with an unpublished verdict (fall back to a reference-only blame or stop).
+# With `stop_first` (new in 69c4a75, which takes private messages in at a stopped seat): every seat is
+# stopped by a bare stop just before the keys; the victim's silent play (`inbox._shadow`) convicts on the
+# keys and cannot publish it: the victim ends Blamed(cheater), the other stays Stopped (I2).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k deep_private_keys --runxfail
+@pytest.mark.xfail(strict=True, reason="red team 11 #1: a verdict quoting a deeply nested message is never published")
+@pytest.mark.parametrize("stop_first", [False, True])
+@pytest.mark.parametrize(("game", "options"), GAMES[:2])
+def test_deep_private_keys_do_not_leave_the_victim_ended_in_silence(
+    game: str, options: JSONObject, stop_first: bool
+) -> None:
+    table = run_table(game, 3, options, 0, {2: DeepPrivateKeys(victim=0, stop_first=stop_first)})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
