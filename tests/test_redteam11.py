@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from test_redteam10 import no_move
 from test_redteam_equiv import run_table
 
 from engine.api import JSONObject
@@ -92,4 +93,58 @@ def test_deep_private_keys_do_not_leave_the_victim_ended_in_silence(
 ) -> None:
     table = run_table(game, 3, options, 0, {2: DeepPrivateKeys(victim=0, stop_first=stop_first)})
     assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+
+
+# --- 2: a peek answer withheld from the peeker, then a fault of play the others judge at once --------
+
+
+class WithholdPeekThenFault(Strategy):
+    """6th Sense (S-6.4): when an honest seat led an 8 and the cheater won the trick, the cheater owes
+    that seat its prediction, privately (`p.peek`). It keeps the answer back and makes its next lead a
+    move that is no move, to every seat. The peeker handles no move of the cheater's before the answer
+    (`play._on_move`: "the peeked seat's answer comes first"); every other seat judges the lead at once."""
+
+    name = "withhold-peek-then-fault"
+
+    def __init__(self) -> None:
+        self.withheld = False
+        self.fault: SignedMessage | None = None
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind == "move" and self.withheld and self.fault is None:
+            self.fault = msg
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.peek" and self.fault is None:
+            self.withheld = True
+            ctx.applied += 1
+            return ()
+        if msg is self.fault:
+            return (Emit(body=no_move(msg)),)
+        return (KEEP,)
+
+
+# BROKE (I2; not from 69c4a75, at live seats as at stopped ones): the peeker handles no move of the peeked
+# seat before its answer (`play._on_move`: `seat in rd.peeks_owed.values()` returns False before any
+# check), so a lead that is no move at all waits there forever behind the withheld answer, while the other
+# seat convicts on it at once (P-5.1) and publishes its blame; at the peeker that blame's evidence sits in
+# the cheater's chain behind the move it cannot handle (`blame._evidence_verdict`: `handled[accused] <=
+# seq`, pending) and its own claim for the peek is never joined by the seat that already convicted, so it
+# stops at its deadline: one seat Blamed(2, P-5.1), the peeker Stopped. The same class as the open limit of
+# docs/PROTOCOL.md ("a fault a stopped seat can reach only with a private message it never got", hand
+# keys), reached here with a peek answer and without any stop. Seeds 4 and 6 of 0-11 fire (an honest seat
+# leads an 8 and the cheater wins the trick).
+# Fix: what makes a move a fault on public knowledge does not depend on the peek, so judge it before
+# waiting: in `_on_move`, run `_check_step` and the public checks (shape, turn, hand card read, and
+# `_next_state` on the public view) first and wait for the answer only before *applying* a move that
+# passed them; or let a blame whose quoted public fault is held only behind a private answer the accused
+# owes this seat convict (the accused made that gap itself).
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k withheld_peek --runxfail
+@pytest.mark.xfail(strict=True, reason="red team 11 #2: a peek answer withheld from the peeker hides a fault of play")
+@pytest.mark.parametrize("seed", [4, 6])
+def test_a_fault_of_play_behind_a_withheld_peek_ends_every_seat_alike(seed: int) -> None:
+    attack = WithholdPeekThenFault()
+    table = run_table("sixth-sense", 3, {}, seed, {2: attack})
+    assert attack.fault is not None and table.applied > 0, table.report()
     assert table.invariants() == [], table.report()
