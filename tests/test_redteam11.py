@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from test_redteam7 import QUIET
 from test_redteam10 import no_move
 from test_redteam_equiv import run_table
 
 from engine.api import JSONObject
 from protocol.encoding import MAX_DEPTH
+from protocol.session import Output, Send, Stopped, TableSession
 from protocol.signed import SignedMessage
 from protocol.testing import KEEP, AttackContext, Emit, Strategy
 
@@ -148,3 +150,72 @@ def test_a_fault_of_play_behind_a_withheld_peek_ends_every_seat_alike(seed: int)
     table = run_table("sixth-sense", 3, {}, seed, {2: attack})
     assert attack.fault is not None and table.applied > 0, table.report()
     assert table.invariants() == [], table.report()
+
+
+# --- 3: a stopped seat sends nothing of its own, however far its silent play goes (I5) -------------------
+
+OWN_AFTER_STOP: list[tuple[int, str]] = []  # (seat, kind) of every message of its own a seat sent after its stop
+
+
+class Watched(TableSession):
+    """The real session, and a note of every message of its own it sends once it has stopped."""
+
+    _seen_stop = False
+
+    def drain(self) -> list[Output]:
+        out = super().drain()
+        for output in out:
+            if isinstance(output, Stopped):
+                self._seen_stop = True
+            elif isinstance(output, Send) and self._seen_stop and not output.forward:
+                kind = SignedMessage.from_wire(output.data).kind
+                if kind != "stop":  # the stop itself is published just after `Stopped` is told (`_stop`)
+                    OWN_AFTER_STOP.append((self.me, kind))
+        return out
+
+
+class StopThenPlayOn(Strategy):
+    """At its first message of `kind` the cheater stops every seat with a bare `stop`, then plays its own
+    session on as if nothing had happened: it never lets its session see a stop, claim or blame (so its
+    session makes its passes, keys, moves, reveals, peek answers and secrets as they come due), and sends
+    none of its session's own. Every honest seat then judges the cheater's game on in silence (and its
+    own next step comes due there: a lock, its keys, its reveal, a peek answer, its secrets)."""
+
+    name = "stop-then-play-on"
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.stopped = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if not self.stopped and msg.kind == self.kind:
+            self.stopped = True
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        return msg.kind not in QUIET
+
+
+# Withstood (I5, I2): after its stop a seat's silent play (`inbox._shadow`) takes in every message, but
+# `_publish` makes no game message and `_send_private` sends nothing: no seat sends a message of its own
+# after its stop but a blame (none here: nobody cheats past the stop), whatever came due at it (its lock,
+# its hand keys and table keys, its reveal, its secrets). Every honest seat stays Stopped, nobody convicted.
+# 9 tables (three games, the stop at the cheater's table keys, its first decision, its secrets: the silent
+# play deals, plays the cheater's moves, audits the round and starts the next).
+@pytest.mark.parametrize("kind", ["open", "first-decision", "secrets"])
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_stopped_seat_sends_nothing_of_its_own_while_the_cheater_plays_on(
+    game: str, options: JSONObject, kind: str
+) -> None:
+    OWN_AFTER_STOP.clear()
+    decision = "commit" if game != "sixes" else "move"
+    attack = StopThenPlayOn(decision if kind == "first-decision" else kind)
+    table = run_table(game, 3, options, 1, {2: attack}, factories={0: Watched, 1: Watched})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert OWN_AFTER_STOP == [], OWN_AFTER_STOP
+    assert all(table.harness.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
