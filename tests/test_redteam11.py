@@ -22,7 +22,7 @@ from engine.api import JSONObject
 from protocol.encoding import MAX_DEPTH
 from protocol.session import Output, Send, Stopped, TableSession
 from protocol.signed import SignedMessage
-from protocol.testing import KEEP, AttackContext, Emit, Strategy
+from protocol.testing import KEEP, AttackContext, Emit, Faults, MutateField, Strategy
 
 GAMES = [("sixth-sense", {}), ("take6", {}), ("sixes", {"chips": 1})]
 
@@ -219,3 +219,69 @@ def test_a_stopped_seat_sends_nothing_of_its_own_while_the_cheater_plays_on(
     assert table.invariants() == [], table.report()
     assert OWN_AFTER_STOP == [], OWN_AFTER_STOP
     assert all(table.harness.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
+
+
+# --- 4: the silent play audits, and crosses into the next round or the game's end -----------------------
+
+
+class StopThenBadSecrets(Strategy):
+    """At the round's end the cheater holds its secrets back until every honest seat's have come, then
+    stops every seat with a bare `stop` and sends `convict` alone its secrets with one lock key replaced
+    by another valid-looking value (`MutateField`'s mutation): a fault only the audit's replay finds. The
+    other honest seat gets them only by the first one's gossip. With `good`, the secrets are the real
+    ones: the silent play confirms the round and deals the next (or ends the game)."""
+
+    name = "stop-then-bad-secrets"
+
+    def __init__(self, convict: int, good: bool = False) -> None:
+        self.convict = convict
+        self.good = good
+        self.mutation = MutateField("secrets", "secrets.keys")
+        self.held: SignedMessage | None = None
+        self.sent = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind in QUIET:
+            return ()
+        if msg.kind == "secrets" and occurrence == 0:
+            self.held = msg
+            self.release(ctx)
+            return ()
+        return (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        if msg.kind in QUIET:
+            return False
+        self.release(ctx)
+        return True
+
+    def release(self, ctx: AttackContext) -> None:
+        honest = {ctx.settings.seats[s].peer_id for s in ctx.honest()}
+        if self.sent or self.held is None or not honest <= {m.author for m in ctx.received if m.kind == "secrets"}:
+            return
+        self.sent = True
+        ctx.applied += 1
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        body = self.held.body if self.good else self.mutation.mutate(self.held.body, ctx.rng)
+        ctx.send_version(self.convict, self.held, Emit(body=body))
+
+
+# Withstood (I2, I1): every honest seat published its secrets before the stop, so its silent play
+# (`inbox._shadow`, stage audit) has every seat's once the cheater's come: the seat they were sent to
+# audits in silence, finds the bad key and convicts (`stopped -> ended`, its blame published); the other
+# gets the secrets by its gossip (`inbox._queue`: passed on from whoever they came) and its own silent
+# audit convicts alike. Both Blamed(2); nobody honest. With the real secrets both confirm the round in
+# silence (the same record) and stay Stopped. 12 tables.
+@pytest.mark.parametrize("good", [False, True])
+@pytest.mark.parametrize("convict", [0, 1])
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_a_silent_audit_ends_every_stopped_seat_alike(game: str, options: JSONObject, convict: int, good: bool) -> None:
+    table = run_table(game, 3, options, 3, {2: StopThenBadSecrets(convict, good)}, faults=Faults(max_delay=0.05))
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    sessions = table.harness.sessions
+    if good:
+        assert all(sessions[s].stage == "stopped" and len(sessions[s].rounds) == 1 for s in (0, 1)), table.report()
+        assert sessions[0].record() == sessions[1].record()
+    else:
+        assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
