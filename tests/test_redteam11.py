@@ -285,3 +285,55 @@ def test_a_silent_audit_ends_every_stopped_seat_alike(game: str, options: JSONOb
         assert sessions[0].record() == sessions[1].record()
     else:
         assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
+
+
+# --- 5: a stopped seat made to keep blames it cannot decide (I6) -----------------------------------------
+
+
+class FloodLateBlames(Strategy):
+    """At its first decision the cheater stops every seat, then sends `count` fresh blames of the
+    victim that no seat can decide yet (a reference to a message of the victim's far ahead in its
+    chain, `blame._reference_pending`), padded to about 100 KB, one every tick: a stopped seat keeps each one it cannot
+    decide (`late_blames`), and reads it again whenever its silent play moved."""
+
+    name = "flood-late-blames"
+
+    def __init__(self, count: int = 40) -> None:
+        self.count = count
+        self.sent = 0
+        self.started = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.started or msg.kind not in ("move", "commit"):
+            return
+        self.started = True
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        victim = ctx.settings.seats[ctx.victim()].peer_id
+        reference = {"table": ctx.settings.table, "author": victim, "seq": 1 << 20, "digest": "ab" * 32}
+        padding = {"table": ctx.settings.table, "author": victim, "seq": 1 << 20, "digest": "x" * 100_000}
+        for n in range(self.count):  # one every tick: each comes after the silent play last moved
+            self.sent += 1
+            ctx.applied += 1
+            evidence = [{**reference, "seq": (1 << 20) + n}, padding]
+            body: JSONObject = {"seat": ctx.victim(), "rule": "P-4.3", "message": f"x{n}", "evidence": evidence}
+            ctx.publish("blame", body, delay=0.25 * (n + 1))
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.started else (KEEP,)
+
+
+# Withstood (I6, I2): a stopped seat keeps one undecided blame per blamer (`late_blames`, the latest
+# replacing the one before), and every blame is charged to its author's meta quota for the whole game
+# (`inbox._quota_round`: -1, 1 MiB): past about ten of them the rest are refused before they are chained
+# or kept. Nobody convicted, every honest seat Stopped, memory within I6's bound. 3 tables.
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_undecidable_blames_at_a_stopped_seat_are_bounded(game: str, options: JSONObject) -> None:
+    attack = FloodLateBlames()
+    table = run_table(game, 3, options, 0, {2: attack})
+    assert attack.sent == attack.count and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    for seat in (0, 1):
+        session = table.harness.sessions[seat]
+        assert session.stage == "stopped" and set(session.late_blames) <= {2}, session.late_blames
+        kept = sum(1 for m in session.tracker.messages(table.harness.settings.seats[2].peer_id) if m.kind == "blame")
+        assert kept < 12, kept
