@@ -337,3 +337,51 @@ def test_undecidable_blames_at_a_stopped_seat_are_bounded(game: str, options: JS
         assert session.stage == "stopped" and set(session.late_blames) <= {2}, session.late_blames
         kept = sum(1 for m in session.tracker.messages(table.harness.settings.seats[2].peer_id) if m.kind == "blame")
         assert kept < 12, kept
+
+
+# --- 6: the open limit of docs/PROTOCOL.md, reached with and without a stop ----------------------------
+
+
+class WithholdKeysThenFault(Strategy):
+    """The cheater keeps back its hand keys for `starved` (a private message only that seat waits for),
+    and makes its first decision a move that is no move, sent to every seat; with `stop`, it first
+    stops every seat with a bare `stop`, so the fault meets silent play everywhere."""
+
+    name = "withhold-keys-then-fault"
+
+    def __init__(self, starved: int, stop: bool) -> None:
+        self.starved = starved
+        self.stop = stop
+        self.fault: SignedMessage | None = None
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.fault is None and msg.kind in ("move", "commit"):
+            self.fault = msg
+            if self.stop:
+                ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == self.starved:
+            ctx.applied += 1
+            return ()
+        if msg is self.fault:
+            return (Emit(kind="move", body=no_move(msg)),)
+        return () if msg.kind in QUIET and self.fault is not None else (KEEP,)
+
+
+# BROKE (I2), the open limit docs/PROTOCOL.md states ("a fault a stopped seat can reach only with a
+# private message it never got ... convicts at the seat that got its keys and stops the other"): the
+# seat with its hand convicts the cheater's no-move (P-5.1, live or in silent play); the starved seat is
+# still in the deal, cannot reach the move (`play._check_step`: not in play), keeps the blame waiting
+# (`pending_blames`, or `late_blames` once stopped) and its own claim for the keys is never joined by the
+# seat that convicted: it stops. Kept here so that a fix of #2's kind (judge a message's public fault
+# before waiting for a private message) is checked against this case too: a move's shape and turn are
+# public even before this seat has its hand. Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k
+# starved --runxfail
+@pytest.mark.xfail(strict=True, reason="open limit (docs/PROTOCOL.md): a fault behind a withheld private message")
+@pytest.mark.parametrize("stop", [False, True])
+def test_a_fault_of_play_past_withheld_hand_keys_ends_every_seat_alike(stop: bool) -> None:
+    attack = WithholdKeysThenFault(starved=1, stop=stop)
+    table = run_table("take6", 3, {}, 0, {2: attack})
+    assert attack.fault is not None and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
