@@ -86,8 +86,10 @@ class DeepPrivateKeys(Strategy):
 # With `stop_first` (new in 69c4a75, which takes private messages in at a stopped seat): every seat is
 # stopped by a bare stop just before the keys; the victim's silent play (`inbox._shadow`) convicts on the
 # keys and cannot publish it: the victim ends Blamed(cheater), the other stays Stopped (I2).
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k deep_private_keys --runxfail
-@pytest.mark.xfail(strict=True, reason="red team 11 #1: a verdict quoting a deeply nested message is never published")
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k deep_private_keys
+# Fixed (b822d26): a message of a kind that quotes nothing is refused, not blamed, when its body nests
+# deeper than `_state.MAX_SMALL_DEPTH` (24), so the deep keys never convict; and a blame or stop is always
+# published (`inbox._publish_quoting`: items named by reference when the quoting message cannot be signed).
 @pytest.mark.parametrize("stop_first", [False, True])
 @pytest.mark.parametrize(("game", "options"), GAMES[:2])
 def test_deep_private_keys_do_not_leave_the_victim_ended_in_silence(
@@ -142,8 +144,9 @@ class WithholdPeekThenFault(Strategy):
 # `_next_state` on the public view) first and wait for the answer only before *applying* a move that
 # passed them; or let a blame whose quoted public fault is held only behind a private answer the accused
 # owes this seat convict (the accused made that gap itself).
-# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k withheld_peek --runxfail
-@pytest.mark.xfail(strict=True, reason="red team 11 #2: a peek answer withheld from the peeker hides a fault of play")
+# Repro: .venv/bin/pytest -n 0 tests/test_redteam11.py -k withheld_peek
+# Fixed (b822d26): `play._on_move` checks the step, the turn, the shape, the cards and the move on public
+# knowledge (`_next_state`) first, and only then waits for the peek answer before applying it.
 @pytest.mark.parametrize("seed", [4, 6])
 def test_a_fault_of_play_behind_a_withheld_peek_ends_every_seat_alike(seed: int) -> None:
     attack = WithholdPeekThenFault()
