@@ -134,6 +134,11 @@ class PlayMixin(SessionCore):
         return head.kind in ("move", "commit") and head.round == rd.index and head.body.get("step") == rd.step
 
     def _on_move(self, seat: int, msg: SignedMessage) -> bool:
+        wire = msg.body.get("move")
+        if not isinstance(wire, dict) or wire.get("seat") != seat:
+            # Judged before the move's step comes: a seat still in the deal (its hand keys withheld
+            # from it alone) convicts on it as the seats already playing do (I2; red team 11 #6).
+            raise CheatDetected("P-5.1", "a move must be an object naming its own seat", seat)
         if (pending := self._check_step(seat, msg)) is not None:
             return pending
         rd = self.round
@@ -143,9 +148,6 @@ class PlayMixin(SessionCore):
             raise CheatDetected("P-5.1", f"seat {seat} moved out of turn", seat)
         if self.game.hidden_choice(expected.kind) is not None:
             raise CheatDetected("P-5.1", f"seat {seat} showed a choice that must be hidden ({expected.kind})", seat)
-        wire = msg.body.get("move")
-        if not isinstance(wire, dict) or wire.get("seat") != seat:
-            raise CheatDetected("P-5.1", "a move must be an object naming its own seat", seat)
         move_json: JSONObject = dict(wire)
         used = set(rd.used)
         for name in self.game.hand_card_fields():
