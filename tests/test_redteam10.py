@@ -182,7 +182,7 @@ def race_tables(
     return tables
 
 
-# BROKE (I2): hiding the deadline (51e798a) does not close red team 9 #1's race, it only moves the
+# BROKE (I2), fixed: hiding the deadline (51e798a) does not close red team 9 #1's race, it only moves the
 # signal: the cheater need not know when the first seat stops, since that seat tells it (its `stop`
 # is published to every seat at once, `clocks._stop`). A stopped seat passes a fault of play over
 # (`inbox._handle` in stopped) but a live one convicts on it (`play._on_move`: P-5.1), so the cheater
@@ -195,18 +195,24 @@ def race_tables(
 # claims convict the cheater before any stop. A fix must not rest on the network: the fault and the
 # stop come by different paths, so no seat's order of the two is every seat's.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam10.py::test_a_fault_raced_against_the_first_stop_ends_every_seat_alike
-@pytest.mark.xfail(strict=True, reason="red team 10 #1: a fault raced against the first seat's stop splits the table")
+# Fixed: a stopped seat judges the other seats' messages on from where its play got to, in silence
+# (`inbox._shadow`: nothing of its own is signed or sent, so its own next step is never taken and no
+# honest seat can pass it). The raced move that is no move then convicts at the stopped seat too, on
+# the other seat's blame quoting it (taken into the cheater's chain there) or on its gossip.
 @pytest.mark.parametrize(("game", "options"), GAMES[:2])
 def test_a_fault_raced_against_the_first_stop_ends_every_seat_alike(game: str, options: JSONObject) -> None:
-    tables = race_tables(game, options, range(4), max_delay=0.1)
+    tables = race_tables(game, options, range(8), max_delay=0.1)  # seeds 3, 5, 7 split before the fix
     assert all(t.applied > 0 for t in tables)
     assert [t.invariants() for t in tables] == [[]] * len(tables), "\n\n".join(t.report() for t in tables)
+    assert all([b.seat for s in (0, 1) for b in t.harness.blames(s)[:1]] == [2, 2] for t in tables)
 
 
 # Withstood (I2): with no latency (the harness's default: every delivery at once) the first seat's stop
 # reaches the other seat before the cheater has even seen it (`Harness._schedule` orders deliveries of
-# one instant as they were sent), so the raced fault finds both seats stopped and is passed over. The
-# race of #1 is won by the network, not by anything the protocol tells the cheater early. 6 tables.
+# one instant as they were sent), so the raced fault finds both seats stopped. The race of #1 is won by
+# the network, not by anything the protocol tells the cheater early. Since the fix of #1 both stopped
+# seats judge the fault in silence (`inbox._shadow`) and both convict: before it, both passed it over.
+# 6 tables.
 @pytest.mark.parametrize(("game", "options"), GAMES[:2])
 def test_a_fault_raced_against_the_first_stop_without_latency_ends_every_seat_alike(
     game: str, options: JSONObject
@@ -214,7 +220,7 @@ def test_a_fault_raced_against_the_first_stop_without_latency_ends_every_seat_al
     tables = race_tables(game, options, range(3), max_delay=0.0)
     assert all(t.applied > 0 for t in tables)
     assert [t.invariants() for t in tables] == [[]] * len(tables), "\n\n".join(t.report() for t in tables)
-    assert all(t.harness.sessions[s].stage == "stopped" for t in tables for s in (0, 1))
+    assert all([b.seat for s in (0, 1) for b in t.harness.blames(s)[:1]] == [2, 2] for t in tables)
 
 
 # Withstood (I2): the same race won with a fault a stopped seat checks by itself (a signed message of no

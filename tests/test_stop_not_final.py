@@ -6,9 +6,16 @@ tests/test_redteam8.py); these tests pin the transition itself, seat by seat.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+from test_redteam7 import QUIET
+from test_redteam10 import no_move
+from test_redteam_equiv import run_table
+
 from protocol.session import Blamed, Refused, Send, Stopped, TableSession
 from protocol.signed import SignedMessage, sign_message
-from protocol.testing import Harness
+from protocol.testing import KEEP, AttackContext, Emit, Faults, Harness, Strategy
 
 ALICE, MALLORY, BOB = 0, 1, 2
 
@@ -83,6 +90,24 @@ def test_a_blame_that_needs_the_play_leaves_a_stopped_seat_stopped() -> None:
     assert alice.stage == "stopped" and alice.blame is None
 
 
+def test_a_blame_a_stopped_seat_cannot_decide_yet_waits_there() -> None:
+    """Bob's blame names a message of Mallory's that Alice does not hold yet (a reference, as a blame
+    too big to quote whole carries). A stopped seat plays on in silence (`inbox._shadow`), so what the
+    evidence needs may still come: the blame waits, read again whenever anything moved (one kept per
+    blamer, I6), rather than being refused at once as it was when a stopped seat played no further."""
+    h = table()
+    alice, bob, mallory = stopped_by_mallory(h), h.sessions[BOB], h.sessions[MALLORY]
+    author = mallory.identity.peer_id
+    ahead = {"table": h.settings.table, "author": author, "seq": mallory.my_seq + 5, "digest": "ab" * 32}
+    for n in range(2):
+        blame = bob._publish("blame", {"seat": MALLORY, "rule": "P-5.1", "message": f"x{n}", "evidence": [ahead]})
+        assert blame is not None
+        out = alice.receive(BOB, blame.to_wire(), h.now + 0.1)
+        assert not [o for o in out if isinstance(o, Blamed | Refused)], out
+    assert alice.stage == "stopped" and list(alice.late_blames) == [BOB]
+    assert alice.late_blames[BOB][0].body["message"] == "x1", "the latest blame of a blamer is the one kept"
+
+
 def test_claims_against_a_stopped_seat_itself_never_convert_its_stop() -> None:
     """Every other seat's claim that Alice withheld a step (two colluders at three seats): Alice knows
     she owes nothing once stopped, so the claims convict nobody at her seat (I1, P-5.3)."""
@@ -96,18 +121,46 @@ def test_claims_against_a_stopped_seat_itself_never_convert_its_stop() -> None:
     assert not [o for o in out if isinstance(o, Blamed)] and alice.stage == "stopped", out
 
 
+def own_sends(outputs: list[object]) -> list[Send]:
+    """What a seat sent of its own (not another seat's message passed on: gossip, P-1.3)."""
+    return [o for o in outputs if isinstance(o, Send) and not o.forward]
+
+
 def test_a_stopped_seat_makes_no_move_and_sends_nothing_of_its_own() -> None:
+    """Alice and Mallory chose their cards before Alice stopped; Bob chooses after. Live, his choice,
+    the last one in, would make Alice publish her reveal (T-3.1); stopped, she takes it in in silence
+    and reveals nothing, so the turn waits for her at every seat: her own next step is never taken
+    (I2, I5), and nothing of hers is signed or sent, however long she waits."""
     h = table()
-    alice = stopped_by_mallory(h)
+    alice, bob = h.sessions[ALICE], h.sessions[BOB]
+    assert alice.round is not None and set(alice.round.phase_commits) == {ALICE, MALLORY}
+    stopped_by_mallory(h)
     assert alice.decision() == () and alice.waiting() is None
+    seq, step = alice.my_seq, alice.round.step
+    out: list[object] = []
+    for msg in own_sends(bob.decide(bob.decision()[0], h.now)):
+        out += alice.receive(BOB, msg.data, h.now + 0.1)
+    assert not own_sends(out) and alice.my_seq == seq, out
+    assert set(alice.round.phase_commits) == {ALICE, BOB, MALLORY}, "Bob's choice was judged and taken in"
+    assert alice.stage == "stopped" and alice.round.step == step
     out = alice.tick(h.now + 600)
-    assert not [o for o in out if isinstance(o, Send)], out
-    # private messages are not taken any more: nothing private is owed or checked once stopped
-    bob = h.sessions[BOB]
-    bob._send_private(ALICE, "p.peek", {"trick": 0})
-    private = [o.data for o in bob.drain() if isinstance(o, Send) and o.to == ALICE]
-    alice.receive(BOB, private[-1], h.now + 1)
-    assert not alice.last_input_kept and alice.stage == "stopped"
+    assert not own_sends(out) and alice.stage == "stopped", out
+
+
+def test_a_stopped_seat_convicts_a_fault_of_play_that_comes_after_its_stop() -> None:
+    """Mallory stops Alice, then shows her choice openly (a move for a step that must be hidden,
+    T-3.1, P-5.1). Live, Alice convicts on it; stopped, she judges it in silence as she would have
+    live and turns her stop into the conviction (red team 10 #1: before, a stopped seat passed such a
+    fault over while the seat it was raced to convicted)."""
+    h = table()
+    alice, mallory = stopped_by_mallory(h), h.sessions[MALLORY]
+    assert alice.round is not None
+    body = {"step": alice.round.step, "state": mallory.state_hash(), "move": {"seat": MALLORY, "card": 1}}
+    shown = mallory._publish("move", body)
+    assert shown is not None
+    out = alice.receive(MALLORY, shown.to_wire(), h.now + 0.1)
+    assert [(b.seat, b.rule) for b in out if isinstance(b, Blamed)] == [(MALLORY, "P-5.1")], out
+    assert alice.stage == "ended" and own_message(out, "blame")
 
 
 def test_one_of_claims_never_convert_a_stop() -> None:
@@ -126,3 +179,53 @@ def test_one_of_claims_never_convert_a_stop() -> None:
     out += alice.tick(h.now + 600)
     assert set(alice.claims[(None, key)]) == {ALICE, MALLORY}, "both claims are in"
     assert not [o for o in out if isinstance(o, Blamed)] and alice.stage == "stopped", out
+
+
+class FaultToOne(Strategy):
+    """One of two colluders: at its first decision it sends `to` alone a move that is no move (a
+    fault that shows only by playing on, P-5.1) and nothing more of its own."""
+
+    name = "collude-fault-to-one"
+
+    def __init__(self, to: int) -> None:
+        self.to = to
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET or self.done else (KEEP,)
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("move", no_move(msg), to=[self.to])
+
+
+class StopOne(FaultToOne):
+    """The other colluder: at its first decision, the same instant, a bare `stop` to `to` alone."""
+
+    name = "collude-stop-one"
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if self.done or msg.kind not in ("move", "commit"):
+            return
+        self.done = True
+        ctx.applied += 1
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=[self.to])
+
+
+# The colluding pair's version of red team 10 #1 (docs/PROTOCOL.md, Limits, until this fix): seat 3
+# stops seat 0 with a `stop` of its own while seat 2 sends seat 1 alone a fault of play. The stop is in
+# seat 3's chain and the fault in seat 2's, so no chain orders them; with 0-100 ms per delivery either
+# may reach either honest seat first. A stopped seat judges play on in silence (`inbox._shadow`), so
+# the fault convicts seat 2 at both honest seats, whichever came first (I1: nobody honest; I2). The
+# simultaneous first step of both games (a hidden choice) makes the two colluders act at one instant.
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("game", ["sixth-sense", "take6"])
+def test_a_colluders_stop_and_the_others_fault_of_play_end_every_seat_alike(game: str, seed: int) -> None:
+    strategies = {2: FaultToOne(to=1), 3: StopOne(to=0)}
+    table = run_table(game, 4, {}, seed, strategies, faults=Faults(max_delay=0.1, gossip_delay=0.05))
+    assert table.applied >= 2, table.report()
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()

@@ -118,6 +118,12 @@ class SessionCore:
         self.item_verdicts: dict[str, bool] = {}
         self.items_taken: set[str] = set()  # quoted public items offered to the chains once (`blame._take_in`)
         self.stopped: Stopped | None = None
+        # I2: where a stopped seat's play had got to; it judges the other seats' messages on from
+        # there in silence (`inbox._shadow`), so it reaches every point another honest seat can.
+        self.shadow_stage: Stage | None = None
+        self.silent = False  # in the shadow: this seat's own game messages are not made (`_publish`)
+        # blamer -> (its blame that a stopped seat could not yet decide, `progress` when last read)
+        self.late_blames: dict[int, tuple[SignedMessage, int]] = {}
         # I2: how much past twice the limit this seat's clock stops a table (claims that never all came,
         # a blame never checkable), as a fraction of the limit: secret, so nobody can aim a fault of their
         # own at the instant between two seats' stops (red team 9: a fault of play sent to one seat just
@@ -154,6 +160,8 @@ class SessionCore:
 
         def _judge_late_blame(self, msg: SignedMessage) -> None: ...
 
+        def _reread_late_blames(self) -> bool: ...
+
         def _blame_equivocation(self, exc: EquivocationDetected) -> None: ...
 
         def _judge_pending_blames(self) -> None: ...
@@ -166,7 +174,7 @@ class SessionCore:
 
         def _open(self, position: int, keys: Mapping[int, KeyOpening]) -> str: ...
 
-        def _publish(self, kind: str, body: JSONObject) -> SignedMessage: ...
+        def _publish(self, kind: str, body: JSONObject) -> SignedMessage | None: ...
 
         def _publish_secrets(self) -> None: ...
 

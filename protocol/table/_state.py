@@ -13,17 +13,20 @@ through `SessionCore._enter`, which refuses a transition that is not in `TRANSIT
 | any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
 | over | ended | a fork of a message this seat holds shows after the game (equivocation, or a blame proving it) | I2 |
 | any | stopped | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
-| stopped | ended | evidence this seat checks by itself comes after its stop: the conviction another seat reached | I2 |
+| stopped | ended | a fault this seat finds on its own or checks in another seat's evidence after its stop | I2 |
 
 `ended` is final: a verdict. `stopped` is not, because a stop and a verdict can be reached at one
-instant at two seats (red teams 7 and 8: a cheater's own fault to one seat and a bare `stop` to
-another; the last claim timed at the mark of twice the limit). A stopped seat plays no further and
-sends nothing of its own but still takes the chains in and reads their verdicts and claims, and it
-turns its stop into the conviction on what needs no further play to check: a signed message of a
-kind the protocol has not, a malformed verdict or claim, a fork of one message, a private message
-that fails the check its recipient made, every other seat's claim naming one seat for one step. A
-fault that shows only by playing on (an illegal move) cannot move it, nor can a claim naming nobody
-(who owes a one-of step depends on blames waiting, which a stopped seat no longer follows).
+instant at two seats (red teams 7, 8 and 10: a cheater's own fault to one seat and a bare `stop` to
+another; the last claim timed at the mark of twice the limit; a fault of play answering the first
+seat's stop, sent to the other seat alone). A stopped seat decides nothing and sends nothing of its
+own, but it still takes every message in and judges the other seats' game messages on from where its
+play had got to, in silence (`inbox._shadow`): no move, key, reveal, secrets, abort or private message
+of its own is made, so its own next step is never taken and no honest seat can pass it. It thus
+reaches every point another honest seat reaches, and turns its stop into the conviction on whatever
+a live seat convicts on there (a fault of play, a malformed message, a fork, a failed private check,
+a complete set of named claims, another seat's blame it can check). A claim naming nobody cannot move
+it (who owes a one-of step depends on blames waiting, which a stopped seat no longer follows), nor can
+a conclusion from its own knowledge (that stops a round for an audit nobody can finish).
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`
 message, when a card opens to no card (a pass was altered), when every seat passed (X-2.4), or when

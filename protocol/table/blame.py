@@ -29,9 +29,9 @@ from protocol.table.values import Blamed, Refused, Send, private_channel
 
 class BlameMixin(SessionCore):
     def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None:
-        """This seat's verdict, final (`ended`). A stopped seat reaches one only on evidence that needs
-        no further play (`_state`: a signed message of no kind, a fork, a failed private check, every
-        other seat's claim): the conviction another seat reached at the instant this one stopped (I2)."""
+        """This seat's verdict, final (`ended`). A stopped seat reaches one as a live seat would, on
+        what its silent play finds (`inbox._shadow`) or on another seat's evidence it checks: the
+        conviction another seat reached at the instant this one stopped (I2)."""
         if self.stage == "ended":
             return
         blame = Blamed(seat, rule, message, evidence)
@@ -90,14 +90,16 @@ class BlameMixin(SessionCore):
         return True
 
     def _judge_late_blame(self, msg: SignedMessage) -> None:
-        """I2 at a seat that plays no further: over (after the last audit) or stopped. The last
+        """I2 at a seat that decides no further: over (after the last audit) or stopped. The last
         messages of the game may have been forked (one version to this seat, another to the rest), and
         the fork shows only after this seat confirmed; or another seat convicted at the instant this
-        one stopped. A blame whose evidence this seat can check by itself, without playing on (an
-        equivocation proof of this table, a signed message of the accused that differs from the one
-        this seat holds at its seq, a signed message of no kind, a private message failing its check,
-        every other seat's claim of one step once taken in here), turns the end here into the same
-        verdict as the blamer's; any other blame cannot reopen the game, and is refused."""
+        one stopped. A blame whose evidence this seat can check by itself (an equivocation proof of
+        this table, a signed message of the accused that differs from the one this seat holds at its
+        seq, a signed message of no kind, a private message failing its check, every other seat's
+        claim of one step once taken in here) turns the end here into the same verdict as the
+        blamer's. A fault of play it quotes is taken into the accused's chain, where a stopped seat's
+        silent play judges it itself (`inbox._shadow`). Any other blame cannot reopen the game, and is
+        refused; at a stopped seat one not decidable yet waits (`late_blames`)."""
         seat = self.seat_of.get(msg.author)
         accused = msg.body.get("seat")
         evidence = msg.body.get("evidence")
@@ -107,11 +109,32 @@ class BlameMixin(SessionCore):
         assert isinstance(accused, int)
         items = tuple(item for item in evidence if isinstance(item, dict))
         when = "after the game" if self.stage == "over" else "after this seat stopped"
-        if self._evidence_verdict(seat, accused, rule, items):
+        verdict = self._evidence_verdict(seat, accused, rule, items)
+        if verdict:
+            self.late_blames.pop(seat, None)
             message = str(msg.body.get("message"))[:MAX_TEXT]
             self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here {when})", items)
             return
+        if verdict is None and self.stage == "stopped":
+            # A stopped seat still judges play on in silence (`inbox._shadow`): a pass or a trick's end
+            # the evidence needs may still come here (a last lock gossiped after the blame that rests
+            # on it). Read again whenever anything moved (`_reread_late_blames`), one per blamer (I6).
+            self.late_blames[seat] = (msg, self.progress)
+            return
+        self.late_blames.pop(seat, None)
         self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame {when} proves nothing here: ignored"))
+
+    def _reread_late_blames(self) -> bool:
+        """Read again the waiting blames of a stopped seat whose reading may have changed: True when
+        any was read (the reading may have taken quoted messages into their chains)."""
+        read = False
+        for msg, progress in list(self.late_blames.values()):
+            if self.stage != "stopped":
+                break
+            if progress != self.progress:
+                read = True
+                self._judge_late_blame(msg)
+        return read
 
     def _judge_pending_blames(self) -> None:
         for seat, (msg, since) in list(self.pending_blames.items()):
@@ -302,7 +325,7 @@ class BlameMixin(SessionCore):
                 trick = signed.body.get("trick")
                 unended = isinstance(trick, int) and trick >= self.game.tricks_ended(self.state)
                 if unended and self.stage in ("play", "stopped"):
-                    return None  # a trick not ended here: not yet checkable (never, once stopped)
+                    return None  # a trick not ended here: not yet checkable (a stopped seat's play goes on in silence)
                 self._check_peek(rd, accused, recipient, signed.body)
         except CheatDetected as exc:
             return exc.seat == accused

@@ -306,8 +306,9 @@ class ClockMixin(SessionCore):
 
     def _stop(self, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
         """I2: the game stops with nobody convicted; every seat is told, with the claims shown."""
-        if self.stage in ("stopped", "ended"):
+        if self.stage in ("stopped", "ended") or self.silent:
             return
+        self.shadow_stage = self.stage
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
         with contextlib.suppress(ProtocolError):

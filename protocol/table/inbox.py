@@ -32,11 +32,13 @@ from protocol.table._state import (
     PUBLIC_KINDS,
     SMALL_KINDS,
 )
-from protocol.table.values import Output, Refused, Send, private_channel
+from protocol.table.values import Blamed, Output, Refused, Send, private_channel
 
 
 class InboxMixin(SessionCore):
-    def _publish(self, kind: str, body: JSONObject) -> SignedMessage:
+    def _publish(self, kind: str, body: JSONObject) -> SignedMessage | None:
+        if self.silent and kind not in META_KINDS:
+            return None  # a stopped seat judging on in the shadow (`_shadow`): its own step is never made
         msg = sign_message(self.identity, self.settings.table, self.round_index, self.my_seq, self.my_prev, kind, body)
         self.my_seq += 1
         self.my_prev = msg.digest()
@@ -47,6 +49,8 @@ class InboxMixin(SessionCore):
         return msg
 
     def _send_private(self, to: int, kind: str, body: JSONObject) -> None:
+        if self.silent:
+            return
         seq, prev = self.private_out[to]
         channel = private_channel(self.settings.table, self.identity.peer_id, self.settings.seats[to].peer_id)
         msg = sign_message(self.identity, channel, self.round_index, seq, prev, kind, {**body, "to": to})
@@ -203,7 +207,9 @@ class InboxMixin(SessionCore):
         return msg
 
     def _handle_private(self, seat: int, msg: SignedMessage) -> bool:
-        if self.stage in ("over", "stopped"):
+        if self.stage == "stopped":
+            return self._shadow(self._handle_private, seat, msg)
+        if self.stage == "over":
             raise _Ignored("P-1.3", f"a private {msg.kind!r} after the game: ignored")
         if msg.round > self.round_index:
             return False
@@ -272,6 +278,8 @@ class InboxMixin(SessionCore):
                         break
                     self._consumed(queue, public, seat)
                     progress = True
+            if self.stage == "stopped" and self.late_blames and self._reread_late_blames():
+                progress = True
 
     def _consumed(self, queue: deque[SignedMessage], public: bool, seat: int) -> None:
         queue.popleft()
@@ -291,9 +299,7 @@ class InboxMixin(SessionCore):
             meta: Callable[[int, SignedMessage], bool] = getattr(self, KINDS[msg.kind])
             return meta(seat, msg)
         if self.stage == "stopped":
-            # This seat plays no further: a message past its stop is chained (a fork of it still
-            # shows) and passed over, never judged, since what it would prove needs the play (I2).
-            return True
+            return self._shadow(self._handle, seat, msg)
         if self.stage == "over":
             # Judged as a seat in a next round would judge it (below), so alike at a seat still in the
             # last audit (red team 6: a second set of last secrets convicted there, was ignored here).
@@ -315,3 +321,27 @@ class InboxMixin(SessionCore):
             raise ProtocolError("P-1.3", f"unknown message kind {msg.kind!r} from seat {seat}: ignored")
         handler: Callable[[int, SignedMessage], bool] = getattr(self, name)
         return handler(seat, msg)
+
+    def _shadow(self, handle: Callable[[int, SignedMessage], bool], seat: int, msg: SignedMessage) -> bool:
+        """I2: a stopped seat judges the other seats' game messages on from where its own play got to,
+        exactly as it would have live, but makes nothing of its own (`silent`: no move, key, reveal,
+        secrets or abort is signed or sent, no private message; the UI is told nothing). Its own next
+        step is then never taken, and no honest seat can pass it, so this seat reaches every point any
+        other honest seat reaches, and a fault of play sent to another seat alone at the instant of a
+        stop convicts here too (red team 10 #1). What it finds is what a live seat finds, from the
+        chains and this seat's own knowledge: a fault proven by evidence ends it (`stopped -> ended`,
+        the blame is published), a private conclusion stops a round for an audit nobody can finish."""
+        if self.shadow_stage is None:
+            if handle == self._handle_private:
+                raise _Ignored("P-1.3", f"a private {msg.kind!r} after this seat stopped: ignored")
+            return True
+        told = len(self._out)
+        self.stage, self.silent = self.shadow_stage, True
+        try:
+            return handle(seat, msg)
+        finally:
+            self.silent = False
+            if self.stage != "ended":  # a verdict reached in the shadow stands (`_blame`)
+                self.shadow_stage, self.stage = self.stage, "stopped"
+            self._out[told:] = [o for o in self._out[told:] if isinstance(o, Send | Blamed)]
+

@@ -70,8 +70,6 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
         except ProtocolError as exc:
             self._out.append(Refused(sender, exc.rule, f"unreadable message: {exc.message}"))
             return self.drain()
-        if self.stage == "stopped" and msg.kind.startswith("p."):
-            return self.drain()  # nothing private is owed or checked any more: the chains carry verdicts
         try:
             if msg.kind.startswith("p."):
                 self._accept_private(sender, msg)
