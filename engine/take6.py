@@ -186,9 +186,10 @@ class Take6State:
     # Another, set where `_place` built the state (not part of the value either): the row ends
     # coded end·4 + row, ascending, then `_ABOVE_ALL`, so that the next placement starts from them.
     _ends: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
-    # Another: each seat's `Play` moves of its hand (None where the hand is unknown), made by the
-    # first `legal_moves` of a play stage and carried on by the turn that plays from the hands
-    # (each seat's moves lose the played card's move), so the next turn's `legal_moves` is a lookup.
+    # Another: each seat's `Play` moves of its hand (None where the hand is unknown, () where the
+    # seat has chosen: what `legal_moves` returns), made by the first `legal_moves` of a play stage
+    # and carried on by the turn that plays from the hands (each seat's moves lose the played card's
+    # move), so the next turn's `legal_moves` is a lookup.
     _plays: tuple[tuple[Play, ...] | None, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -238,11 +239,14 @@ _DROP = tuple(tuple(_dropper(size, index) for index in range(size)) for size in 
 
 
 def _hand_plays(state: Take6State) -> tuple[tuple[Play, ...] | None, ...]:
-    """T-3.1: every seat's moves of its hand (None where unknown), remembered on the state (`_plays`)."""
+    """T-3.1: every seat's moves of its hand (None where unknown, none once it has chosen), remembered
+    on the state (`_plays`)."""
     # only the hands that are tuples (no other seat's hand is read otherwise: a view's unknown hand
     # is None, and `legal_moves` reads the asked seat's hand itself where this gives None)
+    chosen = state.chosen
     plays = tuple([
-        lookup_all(_PLAYS[seat], hand) if type(hand) is tuple else None for seat, hand in enumerate(state.hands)
+        () if chosen[seat] is not None else lookup_all(_PLAYS[seat], hand) if type(hand) is tuple else None
+        for seat, hand in enumerate(state.hands)
     ])
     _remember(state, "_plays", plays)
     return plays
@@ -279,7 +283,9 @@ def _charge(
     penalty: tuple[int, ...], totals: tuple[int, ...], seat: int, row: Sequence[int]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """T-3.4, T-3.5: `seat` takes `row`; its bullheads go to the seat's round penalty and total (T-3.6)."""
-    taken = row_bullheads(row)
+    taken = 0
+    for card in row:  # `row_bullheads` inline: a call costs as much as the loop
+        taken += BULLHEADS[card]
     new_penalty = list(penalty)
     new_totals = list(totals)
     new_penalty[seat] += taken
@@ -615,12 +621,17 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         return (state.dealer + 1 + sum(state.hand_sizes)) % state.players
 
     def legal_moves(self, state: Take6State, seat: int) -> tuple[Take6Move, ...]:
+        plays = state._plays
+        if plays is not None and seat >= 0 and state.stage == "play":  # the hot path: a lookup
+            moves = plays[seat]  # (past the last seat: the IndexError of `state.chosen[seat]` below)
+            if moves is not None:
+                return moves
         stage = state.stage
         if stage == "play":
             if state.chosen[seat] is not None:
                 return ()
             if seat >= 0:  # (a negative seat reads `_PLAYS` from its end, as it always did: below)
-                moves = (state._plays or _hand_plays(state))[seat]
+                moves = (plays or _hand_plays(state))[seat]
                 if moves is not None:
                     return moves
             hand = state.hands[seat]
@@ -700,7 +711,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             rows[row_index] = _SINGLES[card]
             ends: list[int] | None = None
             if state._ends is not None:  # the card is lower than every end: its row's code comes first
-                ends = list(state._ends)
+                ends = list(state._ends)  # (`_place` goes on with this list)
                 ends.remove(_END_CODES[taken[-1]][row_index])
                 ends.insert(0, _END_CODES[card][row_index])
             return self._place(
@@ -716,7 +727,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         from a known hand (T-3.1), is placed at once (T-3.2) without the states in between; any
         other sequence, or one that breaks a rule, goes move by move (the same errors)."""
         n = state.players
-        if len(moves) == n and state.stage == "play" and state.chosen == _NONES[n]:
+        chosen = state.chosen
+        if len(moves) == n and state.stage == "play" and (chosen is _NONES[n] or chosen == _NONES[n]):
             dealt = state.hands
             hands = list(dealt)
             plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
@@ -845,7 +857,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     ) -> Take6State:
         """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
         after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`: the coded
-        row ends of `rows` where the caller has them (`Take6State._ends`), else None; `plays`: the moves
+        row ends of `rows` where the caller has them (`Take6State._ends`; a list is taken over, not
+        copied), else None; `plays`: the moves
         of `hands` where known (`Take6State._plays`), else None."""
         n = state.players
         ends: list[int] | None = None  # without profi: the coded row ends, kept for the next placement
@@ -874,7 +887,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
                 ends.sort()
             else:
-                ends = list(known_ends)
+                ends = known_ends if type(known_ends) is list else list(known_ends)  # a list: the caller's to give
             below = -1  # the position in `ends` of the highest end lower than the card
             for card, seat in pending:
                 codes = _END_CODES[card]
