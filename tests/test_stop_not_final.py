@@ -184,14 +184,16 @@ def test_one_of_claims_never_convert_a_stop() -> None:
     assert not [o for o in out if isinstance(o, Blamed)] and alice.stage == "stopped", out
 
 
-class FaultToOne(Strategy):
-    """One of two colluders: at its first decision it sends `to` alone a move that is no move (a
-    fault that shows only by playing on, P-5.1) and nothing more of its own."""
+class ColludeAtTheFirstDecision(Strategy):
+    """One of two colluders: at its first decision it sends `to` alone either a move that is no move
+    (`stop=False`: a fault that shows only by playing on, P-5.1) or a bare `stop` (`stop=True`), and
+    nothing more of its own. Both colluders decide at one instant (a hidden choice every seat owes)."""
 
-    name = "collude-fault-to-one"
+    name = "collude-at-the-first-decision"
 
-    def __init__(self, to: int) -> None:
+    def __init__(self, to: int, stop: bool) -> None:
         self.to = to
+        self.stop = stop
         self.done = False
 
     def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
@@ -202,20 +204,10 @@ class FaultToOne(Strategy):
             return
         self.done = True
         ctx.applied += 1
-        ctx.publish("move", no_move(msg), to=[self.to])
-
-
-class StopOne(FaultToOne):
-    """The other colluder: at its first decision, the same instant, a bare `stop` to `to` alone."""
-
-    name = "collude-stop-one"
-
-    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
-        if self.done or msg.kind not in ("move", "commit"):
-            return
-        self.done = True
-        ctx.applied += 1
-        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=[self.to])
+        if self.stop:
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=[self.to])
+        else:
+            ctx.publish("move", no_move(msg), to=[self.to])
 
 
 # The colluding pair's version of red team 10 #1 (docs/PROTOCOL.md, Limits, until this fix): seat 3
@@ -227,7 +219,7 @@ class StopOne(FaultToOne):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("game", ["sixth-sense", "take6"])
 def test_a_colluders_stop_and_the_others_fault_of_play_end_every_seat_alike(game: str, seed: int) -> None:
-    strategies = {2: FaultToOne(to=1), 3: StopOne(to=0)}
+    strategies = {2: ColludeAtTheFirstDecision(to=1, stop=False), 3: ColludeAtTheFirstDecision(to=0, stop=True)}
     table = run_table(game, 4, {}, seed, strategies, faults=Faults(max_delay=0.1, gossip_delay=0.05))
     assert table.applied >= 2, table.report()
     assert table.invariants() == [], table.report()
