@@ -269,3 +269,50 @@ def test_a_message_nested_deeper_than_any_honest_one_is_refused_not_blamed() -> 
     out = alice.receive(MALLORY, deep.to_wire(), h.now + 0.1)
     assert not [o for o in out if isinstance(o, Blamed)] and any(isinstance(o, Refused) for o in out), out
     assert alice.stage == "play" and not alice.last_input_kept
+
+
+class WithholdThePeekAnswer(Strategy):
+    """One of two colluders (6th Sense, S-6.4): it keeps back from the peeker the prediction it owes
+    it, so the peeker handles none of its moves (the answer comes first, `play._on_move`)."""
+
+    name = "withhold-the-peek-answer"
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.peek" and "peeker" not in ctx.shared and to in (0, 1):
+            ctx.shared["peeker"] = to
+            ctx.applied += 1
+            return ()
+        return (KEEP,)
+
+
+class MoveTwiceBehindTheWithheldAnswer(Strategy):
+    """The other colluder: its first move after that sends every seat the same move twice, a fault
+    that shows only by playing on (P-5.1: a move for a step that is past)."""
+
+    name = "move-twice-behind-the-withheld-answer"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "move" and "peeker" in ctx.shared and not self.done:
+            ctx.applied += to == ctx.n - 1 or (to == ctx.n - 2 and ctx.seat == ctx.n - 1)
+            self.done = to == max(s for s in range(ctx.n) if s != ctx.seat)
+            return (KEEP, KEEP)
+        return (KEEP,)
+
+
+# A peeker handles no move of the peeked seat before its answer (S-6.4), so while one colluder keeps the
+# answer back, the peeker is behind the other seats, and a fault of play the other colluder makes there
+# convicts at the seats that are not: the peeker's own claim for its answer is joined by nobody and it
+# stops. A stopped seat judging on in silence makes no decision the answer is for, so it waits for none
+# (`play._on_move`, `silent`) and convicts the double move too (I2). Seat 2 withholds, seat 3 (next in
+# turn after it) moves twice before either honest seat's turn; seeds of 0-15 where an honest seat leads an
+# 8 that seat 2 wins (seat 0 peeks in seed 4, seat 1 in 5, 10 and 12).
+@pytest.mark.parametrize("seed", [4, 5, 10, 12])
+def test_a_fault_of_play_behind_a_colluders_withheld_peek_answer_ends_every_seat_alike(seed: int) -> None:
+    strategies = {2: WithholdThePeekAnswer(), 3: MoveTwiceBehindTheWithheldAnswer()}
+    table = run_table("sixth-sense", 4, {}, seed, strategies, rounds=3)
+    assert table.harness.attackers[2].shared.get("peeker") in (0, 1) and table.applied >= 2, table.report()
+    assert table.invariants() == [], table.report()
+    assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [3, 3], table.report()

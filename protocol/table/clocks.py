@@ -38,6 +38,10 @@ class ClockMixin(SessionCore):
         self.now = now
         try:
             self._tick()
+            if self.stage == "stopped" and self.shadow_stage == "deal":
+                # Messages that waited for the deal are judged on in silence, which deals without this
+                # seat's hand if a seat kept its keys back (`deal._try_deal`, `inbox._shadow`).
+                self._pump_safely()
         except Exception as exc:  # I3
             self._out.append(Refused(None, "P-1.3", f"time could not be handled (internal error): {exc!r}"))
         self._touch_clocks()

@@ -218,10 +218,17 @@ class DealMixin(SessionCore):
         if rd is None or rd.dealt or self.stage != "deal":
             return
         others = {s for s in range(self.n) if s != self.me}
-        if not (others <= rd.keys_from and others <= rd.opens_from and self.me in rd.opens_from):
+        if not (others <= rd.opens_from and self.me in rd.opens_from):
+            return
+        # A stopped seat judging on in silence (`inbox._shadow`) deals without its hand when a seat
+        # kept its hand keys back: it makes no move, so what it judges is every other seat's play on
+        # public knowledge, as the seats with their hands do, and it reaches the faults they reach (I2;
+        # red team 11 #6). A live seat waits for its hand: it has moves to make.
+        keyed = others <= rd.keys_from
+        if not (keyed or self.silent):
             return
         try:
-            for position in rd.layout_hands[self.me]:
+            for position in rd.layout_hands[self.me] if keyed else ():
                 keys = dict(rd.hand_keys[position])
                 keys[self.me] = key_opening(self.me, rd.my_lock, position)
                 rd.hand_keys[position] = keys
@@ -237,7 +244,7 @@ class DealMixin(SessionCore):
         self.state = self.game.start_round(self.full_state, deal)
         rd.dealt = True
         self._enter("play")
-        hand = tuple(rd.my_cards[p] for p in rd.layout_hands[self.me])
+        hand = tuple(rd.my_cards.get(p, "?") for p in rd.layout_hands[self.me])  # unkeyed: silent, not shown
         self._out.append(Dealt(rd.index, hand, tuple(rd.table_cards[p] for p in rd.table_positions)))
         self._after_change()
 

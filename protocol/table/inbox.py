@@ -358,6 +358,8 @@ class InboxMixin(SessionCore):
         told = len(self._out)
         self.stage, self.silent = self.shadow_stage, True
         try:
+            if self.stage == "deal":
+                self._try_deal()  # without this seat's hand, if a seat kept its keys back (`_try_deal`)
             return handle(seat, msg)
         finally:
             self.silent = False

@@ -153,11 +153,13 @@ class PlayMixin(SessionCore):
         for name in self.game.hand_card_fields():
             if name in move_json:
                 move_json[name] = self._read_wire_card(seat, move_json[name])
-        if rd.peeks_owed and seat in rd.peeks_owed.values():
+        if rd.peeks_owed and seat in rd.peeks_owed.values() and not self.silent:
             # S-6.4: the peeked seat's answer comes first. Whether its move is a fault on public
             # knowledge does not depend on the answer, so that is judged now, as at every other seat:
             # a seat that withholds its answer from the peeker alone no longer hides a faulty move
             # there (I2; red team 11 #2). The move itself waits (its cards are read again then).
+            # A stopped seat judging on in silence makes no decision the answer is for, so it waits
+            # for none: a fault past a withheld answer convicts there as at the other seats (I2).
             rd.used.intersection_update(used)
             with contextlib.suppress(_PrivateFault):
                 self._next_state(self.state, seat, move_json)
