@@ -13,19 +13,21 @@ attack the code withstands is a plain test that asserts the invariants on a tabl
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import nacl.bindings as sodium
 import pytest
 from test_redteam7 import QUIET
+from test_redteam10 import no_move
 from test_redteam_equiv import run_table
 from test_stop_not_final import MoveTwiceBehindTheWithheldAnswer, WithholdThePeekAnswer
 
 from engine.api import JSONObject
 from engine.sixes import column_ends
 from protocol.deck import ShuffleOutput, shuffle_pass
-from protocol.session import TableSession
+from protocol.session import Dealt, Output, Refused, Send, Stopped, TableSession
 from protocol.signed import SignedMessage
 from protocol.table import deal as deal_module
 from protocol.table._round import BUILT_ON
@@ -249,3 +251,329 @@ def test_a_deal_that_stopped_for_an_audit_is_not_opened_again_and_again(monkeypa
     assert alice.stage == "stopped" and not alice.round.dealt
     # One deal's worth of cards at most: the answer cannot change.
     assert opened[0] <= len(alice.round.layout_hands[0]) + len(alice.round.table_positions), opened[0]
+
+
+# --- fuzz: a random stop, withholding and fault at a random kind, with random network faults ----------
+
+FUZZ_KINDS = ("shuffle", "lock", "open", "commit", "move", "reveal", "secrets", "p.keys", "p.peek")
+FUZZ_GAMES: tuple[tuple[str, JSONObject], ...] = (
+    ("sixth-sense", {}),
+    ("sixth-sense", {"late_trump": True}),
+    ("take6", {}),
+    ("take6", {"logic": True}),
+    ("sixes", {"chips": 1}),
+)
+FUZZ_FAULTS = (
+    Faults(gossip_delay=0.05),
+    Faults(max_delay=0.1, gossip_delay=0.05),
+    Faults(max_delay=0.05, duplicate=0.1, drop=0.05, resend_after=1.0, gossip_delay=0.05),
+)
+
+
+class Fuzzed(Strategy):
+    """A cheater drawn at random: a bare `stop` at its `nth` message of a kind (to every seat or one), a
+    private message (hand keys, a peek answer) or its table keys withheld from one honest seat or sent late,
+    a fault at its first decision before or after the stop (a move that is no move, a hidden choice shown,
+    the move sent twice, a pass, another card of its hand), to every seat or one; its session's own
+    verdicts kept home or not, and, once the fault is out, silence (no gossip either) or not."""
+
+    name = "fuzzed"
+
+    def __init__(self, rng: random.Random, honest: Sequence[int]) -> None:
+        self.stop_kind = rng.choice((*FUZZ_KINDS, None))
+        self.stop_nth = rng.choice((0, 0, 1, 2))
+        self.stop_to = rng.choice((None, [rng.choice(honest)]))
+        self.starve_kind = rng.choice(("p.keys", "p.keys", "p.peek", "p.peek", "open", None))
+        self.starved = rng.choice(honest)
+        self.starve_delay = rng.choice((None, None, 0.3, 5.0, 25.0))  # None: never sent
+        self.fault = rng.choice(("no-move", "shown", "twice", "pass", "other-card", None))
+        self.fault_to = rng.choice((None, [rng.choice(honest)]))
+        self.after_stop = rng.random() < 0.7
+        self.quiet = rng.random() < 0.6
+        self.hush = rng.random() < 0.4
+        self.stopped = self.faulted = False
+
+    def describe(self) -> str:
+        return (
+            f"stop={self.stop_kind}#{self.stop_nth}->{self.stop_to} withhold={self.starve_kind}@{self.starved}"
+            f"/{self.starve_delay} fault={self.fault}->{self.fault_to} after_stop={self.after_stop} "
+            f"quiet={self.quiet} hush={self.hush}"
+        )
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if not self.stopped and msg.kind == self.stop_kind and occurrence == self.stop_nth:
+            self.stopped = True
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []}, to=self.stop_to)
+
+    def forward(self, ctx: AttackContext, to: int, data: bytes) -> bool:
+        return not (self.hush and self.faulted)
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if (self.quiet and msg.kind in QUIET) or (self.hush and self.faulted):
+            return ()
+        if msg.kind == self.starve_kind and to == self.starved:
+            ctx.applied += 1
+            return () if self.starve_delay is None else (Emit(delay=self.starve_delay),)
+        due = self.fault is not None and not self.faulted and (self.stopped or not self.after_stop)
+        if not due or msg.kind not in ("move", "commit") or (self.fault_to is not None and to not in self.fault_to):
+            return (KEEP,)
+        emits = self.faulty(ctx, msg)
+        if emits is None:
+            return (KEEP,)
+        ctx.applied += 1
+        self.faulted = self.fault_to is not None or to == max(s for s in range(ctx.n) if s != ctx.seat)
+        return emits
+
+    def faulty(self, ctx: AttackContext, msg: SignedMessage) -> Sequence[Emit] | None:
+        step, state = msg.body["step"], msg.body["state"]
+        if self.fault == "no-move":
+            return (Emit(kind="move", body=no_move(msg)),)
+        if self.fault == "shown":
+            return (Emit(kind="move", body={"step": step, "state": state, "move": {"seat": ctx.seat, "card": 1}}),)
+        if self.fault == "twice":
+            return (KEEP, KEEP)
+        if self.fault == "pass":
+            return (Emit(kind="move", body={"step": step, "state": state, "move": {"seat": ctx.seat, "pass": True}}),)
+        move = msg.body.get("move")
+        rd = ctx.session.round
+        if self.fault != "other-card" or not isinstance(move, dict) or rd is None:
+            return None
+        for name in ctx.session.game.hand_card_fields():
+            wire = move.get(name)
+            if isinstance(wire, dict) and "pos" in wire:
+                others = [c for p, c in sorted(rd.my_cards.items()) if p not in rd.used and p != wire["pos"]]
+                if others:
+                    other = ctx.session._wire_card(others[0])
+                    return (Emit(body={**msg.body, "move": {**move, name: other}}),)
+        return None
+
+
+def fuzz_table(seed: int) -> tuple[list[str], str]:
+    """One fuzzed table: the invariants broken (I2 between two cheaters each convicted by some honest seat
+    is left out: both verdicts are true), and a description to reproduce it."""
+    rng = random.Random(f"red team 12/{seed}")
+    game, options = rng.choice(FUZZ_GAMES)
+    players = rng.choice((3, 4))
+    cheaters = sorted(rng.sample(range(players), rng.choice((1, 1, 2))))
+    honest = [s for s in range(players) if s not in cheaters]
+    strategies = {s: Fuzzed(random.Random(f"red team 12/{seed}/{s}"), honest) for s in cheaters}
+    table = run_table(game, players, options, seed, strategies, faults=rng.choice(FUZZ_FAULTS))
+    h = table.harness
+    broken = {v.invariant for v in table.violations if not (v.invariant == "I3" and v.seat in cheaters)}
+    if broken == {"I2"} and all(h.blames(s) and h.blames(s)[0].seat in cheaters for s in honest):
+        broken = set()
+    internal = [e for s in honest for e in h.events[s] if isinstance(e, Refused) and "internal error" in e.message]
+    if internal:
+        broken.add("I3")
+    what = " | ".join(f"{s}: {st.describe()}" for s, st in strategies.items())
+    return sorted(broken), f"seed {seed}: {game} {options} {players} seats, {what}\n{table.report()}\n{internal[:2]}"
+
+
+# Withstood (I1-I4, I6), run by `/tmp/redteam12/fuzz.py`-style loops over thousands of seeds while this was
+# written (2,000 tables, every game, 3-4 seats, one or two cheaters): no honest seat blamed, no exception or
+# internal error at an honest seat, no disagreement but between two cheaters each caught by some honest seat.
+# A cheater's own session can raise out of `decide` (EquivocationDetected: an honest seat's blame quoted a
+# version of the cheater's message that the harness signed and its session never made, which the session
+# then took into its own chain): an artefact of the attacker's kit, not counted. These seeds stay as a
+# regression; the quiet/hush draws are what found #1.
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzzed_stops_withholdings_and_faults_keep_the_invariants(seed: int) -> None:
+    broken, report = fuzz_table(seed)
+    assert broken == [], report
+
+
+# --- 4: hand keys that come after the deal without them ----------------------------------------------
+
+
+class LateKeysAfterTheStop(Strategy):
+    """The cheater keeps back its hand keys for `starved`, stops every seat at its first decision, then
+    sends the keys a second later: the real ones (`bad=False`), or with two openings swapped (P-4.3: a key
+    for another position), after the starved seat's silent play dealt without them (`deal._try_deal`)."""
+
+    name = "late-keys-after-the-stop"
+
+    def __init__(self, starved: int, bad: bool) -> None:
+        self.starved = starved
+        self.bad = bad
+        self.held: SignedMessage | None = None
+        self.sent = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind in ("move", "commit") and self.held is not None and not self.sent:
+            self.sent = True
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+            body = dict(self.held.body)
+            if self.bad:
+                openings = list(body["openings"])  # type: ignore[arg-type]
+                openings[0], openings[1] = openings[1], openings[0]
+                body["openings"] = openings
+            ctx.send_version(self.starved, self.held, Emit(body=body, delay=1.0))
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == self.starved and self.held is None:
+            self.held = msg
+            return ()
+        return () if msg.kind in QUIET else (KEEP,)
+
+
+# Withstood (I1, I2): the starved seat, stopped, deals without its hand on the next message it judges in
+# silence; the keys then come into a round already dealt here (`_on_private_keys` checks them all the same,
+# `_try_deal` does nothing more). Bad keys convict the cheater there (P-4.3, checked against its lock
+# commitments, as a live seat would on receipt), and the other honest seat checks the quoted private
+# message against the same commitments (`blame._private_fault`): both Blamed(cheater). Good keys change
+# nothing: nobody blamed, both stopped. 6 nimmt! and 6th Sense (a hidden first step every seat owes),
+# Sixes (play seat by seat).
+@pytest.mark.parametrize("bad", [True, False])
+@pytest.mark.parametrize(("game", "options"), [("take6", {}), ("sixth-sense", {}), ("sixes", {"chips": 1})])
+def test_hand_keys_after_a_deal_without_them_convict_only_when_bad(game: str, options: JSONObject, bad: bool) -> None:
+    attack = LateKeysAfterTheStop(starved=1, bad=bad)
+    table = run_table(game, 3, options, 0, {2: attack})
+    assert attack.sent and table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    sessions = table.harness.sessions
+    starved = sessions[1].round
+    assert starved is not None and starved.dealt and not starved.my_cards, table.report()
+    assert (2 in starved.keys_from) is not bad, "good keys are taken in after the deal, bad ones convict"
+    if bad:
+        assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [2, 2], table.report()
+    else:
+        assert all(sessions[s].stage == "stopped" and not table.harness.blames(s) for s in (0, 1)), table.report()
+
+
+# --- 5: a stopped seat without its hand sends nothing of its own, and tells its player nothing ------------
+
+SEEN_AFTER_STOP: list[tuple[int, str]] = []  # (seat, what) a seat sent or told after its stop
+
+
+class Watched(TableSession):
+    """The real session, noting every message of its own it sends and every deal it tells after its stop."""
+
+    _seen_stop = False
+
+    def drain(self) -> list[Output]:
+        out = super().drain()
+        for output in out:
+            if isinstance(output, Stopped):
+                self._seen_stop = True
+            elif self._seen_stop and isinstance(output, Dealt):
+                SEEN_AFTER_STOP.append((self.me, f"dealt {output.hand}"))
+            elif self._seen_stop and isinstance(output, Send) and not output.forward:
+                kind = SignedMessage.from_wire(output.data).kind
+                if kind not in ("stop", "blame"):
+                    SEEN_AFTER_STOP.append((self.me, kind))
+        return out
+
+
+class StarveStopPlayOn(Strategy):
+    """The cheater keeps back its hand keys for seat 1 and stops every seat with a bare `stop` at its table
+    keys, then plays its own session on as if nothing had happened (its session sees no stop, claim or
+    blame, and sends none): seat 1's silent play deals without its hand, the other's with it, and both take
+    the cheater's moves, reveals, peek answers and secrets in."""
+
+    name = "starve-stop-play-on"
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if not self.stopped and msg.kind == "open":
+            self.stopped = True
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == 1:
+            return ()
+        return () if msg.kind in QUIET else (KEEP,)
+
+    def incoming(self, ctx: AttackContext, sender: int, msg: SignedMessage) -> bool:
+        return msg.kind not in QUIET
+
+
+# Withstood (I5): `_publish` makes no game message in silence and `_send_private` sends nothing; the deal
+# without a hand (its hand shown as "?" in `Dealt`) is filtered out of what the player is told
+# (`inbox._shadow` keeps only sends and verdicts). Neither honest seat sends anything of its own after its
+# stop, nor tells a deal; both stay Stopped, nobody convicted. Three games.
+@pytest.mark.parametrize(("game", "options"), [("take6", {}), ("sixth-sense", {}), ("sixes", {"chips": 1})])
+def test_a_seat_without_its_hand_sends_and_tells_nothing_after_its_stop(game: str, options: JSONObject) -> None:
+    SEEN_AFTER_STOP.clear()
+    table = run_table(game, 3, options, 1, {2: StarveStopPlayOn()}, factories={0: Watched, 1: Watched})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert SEEN_AFTER_STOP == [], SEEN_AFTER_STOP
+    starved = table.harness.sessions[1]
+    assert starved.stage == "stopped" and starved.round is not None and starved.round.dealt, table.report()
+    assert not starved.round.my_cards, "dealt without its hand"
+
+
+# --- 6: a peek answer that comes after the silent peeker moved on -------------------------------------
+
+
+class SlowPeekAnswer(Strategy):
+    """The peeked seat sends its peek answer `delay` seconds late (an honest seat on a slow link, or, with
+    `bad`, one whose answer opens its commitment wrongly: P-4.5) and plays on at once; `shared["peek"]`
+    tells its partner the answer is on its way."""
+
+    name = "slow-peek-answer"
+
+    def __init__(self, bad: bool, delay: float = 5.0) -> None:
+        self.bad = bad
+        self.delay = delay
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind != "p.peek" or "peek" in ctx.shared or to not in (0, 1):
+            return (KEEP,)
+        ctx.shared["peek"] = (to, msg.body["trick"])
+        ctx.applied += 1
+        body = dict(msg.body)
+        if self.bad:
+            body["nonce"] = "00" * (len(str(body["nonce"])) // 2)
+        return (Emit(body=body, delay=self.delay),)
+
+
+class StopAtThePeek(Strategy):
+    """Its partner: the moment the answer is on its way it stops every seat with a bare `stop`."""
+
+    name = "stop-at-the-peek"
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        if "peek" in ctx.shared and "stopped" not in ctx.shared:
+            ctx.shared["stopped"] = now
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in QUIET else (KEEP,)
+
+
+# Withstood (I1, I2): the peeker is stopped before the answer comes, so its silent play applies the peeked
+# seat's next moves without waiting (`play._on_move`, `silent`); the answer comes later, against a state a
+# trick or more on. It is judged as on time: the peek stays granted for the whole round
+# (`engine.sixth_sense.peeks_due`: every peek of the round), the commitment and keys are those of the
+# round. Honest but slow: nobody blamed (the slow seat is counted as a cheater by `check_invariants` for
+# its delay, so I1 is checked by hand), every honest seat Stopped. Bad: the peeker convicts it (P-4.5), the
+# other honest seat checks the quoted answer (`_private_fault` -> `_check_peek`) and convicts too.
+@pytest.mark.parametrize(("seed", "bad"), [(4, False), (5, False), (4, True)])
+def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(seed: int, bad: bool) -> None:
+    strategies = {2: SlowPeekAnswer(bad), 3: StopAtThePeek()}
+    table = run_table("sixth-sense", 4, {}, seed, strategies, rounds=3)
+    h = table.harness
+    assert "peek" in h.attackers[2].shared and "stopped" in h.attackers[3].shared, table.report()
+    peeker, trick = h.attackers[2].shared["peek"]
+    assert table.invariants() == [], table.report()
+    assert h.game_over(peeker) is None
+    firsts = [b.seat for s in (0, 1) for b in h.blames(s)[:1]]
+    if bad:
+        assert firsts == [2, 2], table.report()
+    else:
+        assert firsts == [] and all(h.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
+        assert not any(b.seat == 2 for s in range(4) for b in h.blames(s)), table.report()
+    # The peeker applied the peeked seat's lead of the next trick before the answer came (silent play),
+    # and then took the answer in (good) or convicted on it (bad).
+    session = h.sessions[peeker]
+    r = session.state.round
+    moved_on = r is not None and (r.trick or session.game.tricks_ended(session.state) > trick + 1)
+    assert moved_on, table.report()
+    assert session.round is not None and (bad or session.round.peeks_owed == {}), session.round.peeks_owed
