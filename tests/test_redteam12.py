@@ -26,7 +26,7 @@ from test_stop_not_final import MoveTwiceBehindTheWithheldAnswer, WithholdThePee
 
 from engine.api import JSONObject
 from engine.sixes import column_ends
-from protocol.deck import ShuffleOutput, shuffle_pass
+from protocol.deck import SeatSecrets, ShuffleOutput, shuffle_pass
 from protocol.session import Dealt, Output, Refused, Send, Stopped, TableSession
 from protocol.signed import SignedMessage
 from protocol.table import deal as deal_module
@@ -577,3 +577,52 @@ def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(see
     moved_on = r is not None and (r.trick or session.game.tricks_ended(session.state) > trick + 1)
     assert moved_on, table.report()
     assert session.round is not None and (bad or session.round.peeks_owed == {}), session.round.peeks_owed
+
+
+# --- 7: an audit in silence at a seat that dealt without its hand -----------------------------------------
+
+
+class AbortStarveStopThenSecrets(Strategy):
+    """The cheater keeps back seat 1's hand keys and asks for an audit (`abort`) just before its table keys,
+    so every honest seat publishes its secrets live; at the next tick it stops every seat, and a second
+    later sends its own secrets: every honest seat's audit then runs in silence, seat 1's on a round it dealt
+    without its hand. An audit that finds no fault convicts its requester (P-5.2)."""
+
+    name = "abort-starve-stop-then-secrets"
+
+    def __init__(self) -> None:
+        self.asked = self.stopped = False
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind == "open" and not self.asked:
+            self.asked = True
+            ctx.applied += 1
+            ctx.publish("abort", {"rule": "P-5.2", "reason": "audit", "step": 0, "move": None})
+
+    def on_tick(self, ctx: AttackContext, now: float) -> None:
+        if not self.asked or self.stopped:
+            return
+        self.stopped = True
+        ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+        rd = ctx.session.round
+        assert rd is not None
+        mine = SeatSecrets(ctx.seat, rd.my_shuffle, rd.my_lock).to_json()
+        ctx.publish("secrets", {"secrets": mine, "openings": {}}, delay=1.0)
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        if msg.kind == "p.keys" and to == 1:
+            return ()
+        return () if msg.kind in (*QUIET, "secrets", "abort") else (KEEP,)
+
+
+# Withstood (I1, I2): the audit's full-knowledge replay needs nothing of a seat's own hand (`audit._audit`
+# rebuilds the deck from every seat's secrets), so the seat that dealt without it in silence audits exactly
+# as the seat with its hand: both find no fault and convict the requester, nobody honest.
+@pytest.mark.parametrize(("game", "options"), [("take6", {}), ("sixes", {"chips": 1})])
+def test_a_silent_audit_of_a_round_dealt_without_the_hand_convicts_alike(game: str, options: JSONObject) -> None:
+    table = run_table(game, 3, options, 2, {2: AbortStarveStopThenSecrets()})
+    assert table.applied > 0, table.report()
+    assert table.invariants() == [], table.report()
+    assert [(b.seat, b.rule) for s in (0, 1) for b in table.harness.blames(s)[:1]] == [(2, "P-5.2")] * 2, table.report()
+    starved = table.harness.sessions[1].round
+    assert starved is not None and starved.dealt and not starved.my_cards, "audited a round dealt without the hand"
