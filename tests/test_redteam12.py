@@ -626,3 +626,53 @@ def test_a_silent_audit_of_a_round_dealt_without_the_hand_convicts_alike(game: s
     assert [(b.seat, b.rule) for s in (0, 1) for b in table.harness.blames(s)[:1]] == [(2, "P-5.2")] * 2, table.report()
     starved = table.harness.sessions[1].round
     assert starved is not None and starved.dealt and not starved.my_cards, "audited a round dealt without the hand"
+
+
+class StopAndKeepTheTableKeys(Strategy):
+    """The cheater stops every seat and never sends its table keys: every honest seat stays stopped in the
+    deal (the tick pumps it, `clocks.tick`), and the cheater parks what it likes at the head of its queues."""
+
+    name = "stop-and-keep-the-table-keys"
+
+    def before(self, ctx: AttackContext, msg: SignedMessage, occurrence: int) -> None:
+        if msg.kind == "open" and occurrence == 0:
+            ctx.applied += 1
+            ctx.publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+
+    def outgoing(self, ctx: AttackContext, to: int, msg: SignedMessage, occurrence: int) -> Sequence[Emit]:
+        return () if msg.kind in (*QUIET, "open") else (KEEP,)
+
+
+# Withstood (I6), the common case of the tick pump: a stopped seat whose deal cannot happen (a seat's table
+# keys missing) judges only the head of each queue on a tick, and each head returns at once (`_on_move` ->
+# `_check_step`: not in play; a message of the next round: not yet); `_try_deal` returns before opening
+# anything. 400 ticks with a message parked at the head of the cheater's queue: no card opened, two calls
+# of `_shadow` (the parked head and nothing else) per tick at most.
+def test_the_tick_pump_of_a_seat_stuck_in_the_deal_is_cheap(monkeypatch: pytest.MonkeyPatch) -> None:
+    cheater = 2
+    h = Harness("take6", 3, seed=5, step_timeout=20.0, adversaries={cheater: StopAndKeepTheTableKeys()})
+    h.run(max_deliveries=20_000, tick_every=TICK, max_time=30)
+    alice = h.sessions[0]
+    assert alice.stage == "stopped" and alice.shadow_stage == "deal", alice.stage
+    h.attackers[cheater].publish("move", {"step": 0, "state": "x", "move": {"seat": cheater}}, to=[0])
+    h.attackers[cheater].publish("move", {"step": 0, "state": "x", "move": {"seat": cheater}}, round=1, to=[0])
+    h._drain_in_flight(h.delivered + 1000)
+    queued = [m.kind for m in alice.inbox[cheater]]
+    assert queued[-2:] == ["move", "move"], queued
+    opened, shadowed = [0], [0]
+    real_open, real_shadow = deal_module.open_position, TableSession._shadow
+
+    def counted_open(*args: Any, **kwargs: Any) -> Any:
+        opened[0] += 1
+        return real_open(*args, **kwargs)
+
+    def counted_shadow(self: TableSession, *args: Any, **kwargs: Any) -> bool:
+        shadowed[0] += 1
+        return real_shadow(self, *args, **kwargs)
+
+    monkeypatch.setattr(deal_module, "open_position", counted_open)
+    monkeypatch.setattr(TableSession, "_shadow", counted_shadow)
+    for i in range(400):
+        alice.tick(h.now + TICK * (i + 1))
+    assert alice.stage == "stopped" and [m.kind for m in alice.inbox[cheater]] == queued
+    assert opened[0] == 0 and shadowed[0] <= 400, (opened, shadowed)
