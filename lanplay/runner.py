@@ -85,18 +85,49 @@ class LocalPlayer(Protocol):
 
 
 _handed_out: set[int] = set()
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+ANNOUNCED_PORTS = 12_000  # how many ports below the ephemeral range a seat's port is drawn from
+
+
+def announced_port_range() -> range:
+    """Ports a seat announces and listens on: just below the kernel's ephemeral range. A seat that
+    restarts (a crash, a kill) must listen on its announced port again, and a port in the ephemeral
+    range can meanwhile be the local end of any outgoing connection on this laptop, not least the
+    other seats' own redials to it; one below the range no outgoing connection ever takes."""
+    try:
+        low = int(EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768  # Linux's default; elsewhere the kernel's own choice (below) still works
+    return range(max(1024, low - ANNOUNCED_PORTS), max(1024, low))
 
 
 def free_port(host: str) -> int:
     """A port free right now on `host`, for a mesh that must be announced before it listens.
     Never the same port twice in one process (in-process bot seats ask at the same moment)."""
-    while True:
+    ports = announced_port_range()
+    for _attempt in range(64):
+        port = ports[secrets.randbelow(len(ports))] if ports else 0
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind((host, 0))
-            port: int = probe.getsockname()[1]
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue  # another program listens there, or it is on its way out: draw again
+            port = int(probe.getsockname()[1])
         if port not in _handed_out:
             _handed_out.add(port)
             return port
+    while True:  # the whole range busy: any port the kernel gives
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+            port = int(probe.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+
+
+class PortTaken(StoreError):
+    """The port this seat announced (its journal's table record holds it) is taken by another program:
+    the other seats would not find it elsewhere. The journal stays for the next try."""
 
 
 @dataclass(frozen=True)
@@ -377,7 +408,20 @@ class TableRunner:
             self._on_message,
             self._on_status,
         )
-        await self.mesh.start(self.interface, seat_info.port)
+        try:
+            await self.mesh.start(self.interface, seat_info.port)
+        except OSError as exc:
+            # The other seats know this seat by the port it announced; another program holds it now.
+            # The journal stays, so the same command resumes once the port is free (I3).
+            await self.mesh.close()
+            self.mesh = None
+            if self._trace is not None:
+                self._trace.close()
+            raise PortTaken(
+                f"cannot listen on {self.interface}:{seat_info.port}, this seat's port at table "
+                f"{self.settings.table}: {exc.strerror or exc}. The game is kept: run the same command "
+                "again once that port is free"
+            ) from exc
         for seat, info in enumerate(self.plan.seats):
             if seat != self.me:
                 await self.mesh.connect(self.peer_ids[seat], info.address, info.port)

@@ -1404,7 +1404,16 @@ def _catalogue() -> dict[str, Callable[[], Strategy]]:
     add(lambda: FalseClaim(early=False))
     add(lambda: FalseClaim(early=True))
     add(lambda: Combined(Equivocate("move"), NoGossip()))
+    # A fault of play past hand keys withheld from one seat: that seat stops, and its silent play
+    # deals without its hand and convicts as the others do (I2; red team 11 #6). Not `caught`: the
+    # move may wait on a decision of the starved seat (a prediction, a 6 nimmt! card) and never come.
+    add(lambda: _uncaught(Combined(Withhold("p.keys"), MutateField("move", "move"))))
     return table
+
+
+def _uncaught(strategy: Strategy) -> Strategy:
+    strategy.caught = False
+    return strategy
 
 
 STRATEGIES: Mapping[str, Callable[[], Strategy]] = _catalogue()

@@ -30,7 +30,7 @@ from lanplay import mesh as mesh_module
 from lanplay import netcli
 from lanplay.cli import main
 from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, _JoinerSeat, join_lobby
-from lanplay.runner import TableRunner, free_port, unfinished_journal
+from lanplay.runner import PortTaken, TableRunner, announced_port_range, free_port, unfinished_journal
 from lanplay.store import Journal, ResumeFailed, journal_path, set_aside_journals
 from protocol.commitment import Commitment, Opening
 from protocol.encoding import JSONObject
@@ -771,6 +771,58 @@ def test_a_journal_that_cannot_resume_says_why_and_stays_out_of_the_way(tmp_path
     assert set_aside_journals(tmp_path) == [failed.set_aside_as]
     with socket.socket() as probe:  # nothing was left listening
         probe.bind((HOST, port))
+
+
+def test_a_seat_whose_port_is_taken_says_so_and_keeps_its_game(tmp_path: Path) -> None:
+    """I3: the other seats know a seat by the port it announced. Another program on that port (while
+    the seat restarts) fails the start with one `PortTaken` naming the address, leaves nothing open and
+    keeps the journal; once the port is free the same command listens there and plays on."""
+    plan, idents = _two_seat_plan()
+    path = journal_path(tmp_path, plan.table_id, 0)
+    Journal(path).append({"t": "table", "plan": plan.to_json(), "seat": 0, "protocol": PROTOCOL_VERSION})
+    port = plan.seats[0].port
+
+    def runner() -> TableRunner:
+        return TableRunner(plan, idents[0], tmp_path, _Idle(), HOST, step_timeout=5, reconnect_timeout=5)
+
+    async def start_on_a_taken_port() -> None:
+        async with asyncio.timeout(10):
+            await runner().run()
+
+    with socket.socket() as holder:
+        holder.bind((HOST, port))
+        holder.listen()
+        with pytest.raises(PortTaken, match=f"{HOST}:{port}.*run the same command again"):
+            asyncio.run(start_on_a_taken_port())
+    assert unfinished_journal(tmp_path) == (plan, path)
+
+    async def listens_once_free() -> bool:
+        task = asyncio.create_task(runner().run())
+        try:
+            for _ in range(200):
+                await asyncio.sleep(0.05)
+                with socket.socket() as probe:
+                    try:
+                        probe.bind((HOST, port))
+                    except OSError:
+                        return True  # the seat listens on its port again
+            return False
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    assert asyncio.run(listens_once_free())
+
+
+def test_a_seat_announces_a_port_no_outgoing_connection_takes() -> None:
+    """A seat that restarts must get its announced port back: ports of the kernel's ephemeral range
+    are the local ends of outgoing connections (the other seats redialling it, any program), so a
+    seat's port is drawn below that range, each one once per process."""
+    ports = {free_port(HOST) for _ in range(20)}
+    assert len(ports) == 20 and all(port in announced_port_range() for port in ports), sorted(ports)
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert max(announced_port_range()) < low
 
 
 @pytest.mark.parametrize("damage", _SHAPE_DAMAGE)
