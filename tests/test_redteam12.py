@@ -79,7 +79,7 @@ class HushedMoveTwice(Hush, MoveTwiceBehindTheWithheldAnswer):
 # `self._pump_safely()` whenever `self.stage == "stopped"` after `_tick()` (cheap: every queue head returns
 # at once when nothing moved), or have `_stop` mark the seat for one pump at the end of the public call that
 # stopped it. Checked here with that change patched in: both seeds (and 10, 12) end Blamed(3) at both honest seats.
-@pytest.mark.xfail(strict=True, reason="red team 12 #1: a stop made by the clock is never followed by silent play")
+# Fixed (lead): `tick` pumps a stopped seat whatever its shadow stage.
 @pytest.mark.parametrize("seed", [4, 5])
 def test_a_peeker_stopped_by_its_own_clock_judges_the_queued_fault(seed: int) -> None:
     strategies = {2: HushedWithholdThePeekAnswer(), 3: HushedMoveTwice()}
@@ -215,7 +215,7 @@ class StopBeforeTheTableKeys(Strategy):
 # Fix: remember that the deal stopped for the audit (`_Round.deal_failed`, set where `_try_deal` catches
 # `_Aborted`, and return early on it): the keys and points do not change, so neither does the answer. Not
 # "return when `rd.aborting`": a live seat still deals after another seat's abort, and judges play on.
-@pytest.mark.xfail(strict=True, reason="red team 12 #3: an aborted deal is opened again on every tick and input")
+# Fixed (lead) as suggested: `_Round.deal_failed`.
 def test_a_deal_that_stopped_for_an_audit_is_not_opened_again_and_again(monkeypatch: pytest.MonkeyPatch) -> None:
     cheater = 2
     h = Harness(

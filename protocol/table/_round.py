@@ -63,6 +63,7 @@ class _Round:
     table_cards: dict[int, str] = field(default_factory=dict)
     used: set[int] = field(default_factory=set)  # positions opened by moves
     dealt: bool = False
+    deal_failed: bool = False  # a card opened to no card: the round waits for its audit (`deal._try_deal`)
     step: int = 0
     step_hashes: dict[int, str] = field(default_factory=dict)  # step -> the state hash a move for it was built on here
     log: list[JSONObject | _Hidden] = field(default_factory=list)

@@ -38,9 +38,11 @@ class ClockMixin(SessionCore):
         self.now = now
         try:
             self._tick()
-            if self.stage == "stopped" and self.shadow_stage == "deal":
-                # Messages that waited for the deal are judged on in silence, which deals without this
-                # seat's hand if a seat kept its keys back (`deal._try_deal`, `inbox._shadow`).
+            if self.stage == "stopped":
+                # Messages that waited are judged on in silence (`inbox._shadow`) though none may come
+                # again: the stop came from this seat's own clock, and what waited for it (a deal
+                # without this seat's hand, `deal._try_deal`; a move behind a withheld peek answer,
+                # `play._on_move`) can go on now (red team 12 #1).
                 self._pump_safely()
         except Exception as exc:  # I3
             self._out.append(Refused(None, "P-1.3", f"time could not be handled (internal error): {exc!r}"))

@@ -215,8 +215,8 @@ class DealMixin(SessionCore):
 
     def _try_deal(self) -> None:
         rd = self.round
-        if rd is None or rd.dealt or self.stage != "deal":
-            return
+        if rd is None or rd.dealt or rd.deal_failed or self.stage != "deal":
+            return  # (failed: the same keys open the same cards, and a stopped seat asks on every input: I6)
         others = {s for s in range(self.n) if s != self.me}
         if not (others <= rd.opens_from and self.me in rd.opens_from):
             return
@@ -236,6 +236,7 @@ class DealMixin(SessionCore):
             for position in rd.table_positions:
                 rd.table_cards[position] = self._open(position, rd.table_keys[position])
         except _Aborted:
+            rd.deal_failed = True
             return
         cards: list[str | None] = [None] * rd.ctx.size
         for position, code in {**rd.my_cards, **rd.table_cards}.items():
