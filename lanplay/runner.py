@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -105,24 +106,18 @@ def free_port(host: str) -> int:
     """A port free right now on `host`, for a mesh that must be announced before it listens.
     Never the same port twice in one process (in-process bot seats ask at the same moment)."""
     ports = announced_port_range()
-    for _attempt in range(64):
-        port = ports[secrets.randbelow(len(ports))] if ports else 0
+    draws = [ports[secrets.randbelow(len(ports))] for _ in range(64)] if ports else []
+    for wanted in itertools.chain(draws, itertools.repeat(0)):  # 0: the range busy, any port the kernel gives
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             try:
-                probe.bind((host, port))
+                probe.bind((host, wanted))
             except OSError:
                 continue  # another program listens there, or it is on its way out: draw again
             port = int(probe.getsockname()[1])
         if port not in _handed_out:
             _handed_out.add(port)
             return port
-    while True:  # the whole range busy: any port the kernel gives
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            probe.bind((host, 0))
-            port = int(probe.getsockname()[1])
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
+    raise AssertionError("unreachable: the draws end in an endless repeat")
 
 
 class PortTaken(StoreError):

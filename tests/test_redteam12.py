@@ -19,6 +19,7 @@ from typing import Any
 
 import nacl.bindings as sodium
 import pytest
+import test_redteam11 as redteam11
 from test_redteam7 import QUIET
 from test_redteam10 import no_move
 from test_redteam_equiv import run_table
@@ -27,7 +28,7 @@ from test_stop_not_final import MoveTwiceBehindTheWithheldAnswer, WithholdThePee
 from engine.api import JSONObject
 from engine.sixes import column_ends
 from protocol.deck import SeatSecrets, ShuffleOutput, shuffle_pass
-from protocol.session import Dealt, Output, Refused, Send, Stopped, TableSession
+from protocol.session import Dealt, Output, Refused, TableSession
 from protocol.signed import SignedMessage
 from protocol.table import deal as deal_module
 from protocol.table._round import BUILT_ON
@@ -445,25 +446,16 @@ def test_hand_keys_after_a_deal_without_them_convict_only_when_bad(game: str, op
 
 # --- 5: a stopped seat without its hand sends nothing of its own, and tells its player nothing ------------
 
-SEEN_AFTER_STOP: list[tuple[int, str]] = []  # (seat, what) a seat sent or told after its stop
+DEALT_AFTER_STOP: list[tuple[int, str]] = []  # (seat, hand) of every deal a seat told after its stop
 
 
-class Watched(TableSession):
-    """The real session, noting every message of its own it sends and every deal it tells after its stop."""
-
-    _seen_stop = False
+class Watched(redteam11.Watched):
+    """Red team 11's watch on what a seat sends of its own after its stop, and every deal it tells then."""
 
     def drain(self) -> list[Output]:
         out = super().drain()
-        for output in out:
-            if isinstance(output, Stopped):
-                self._seen_stop = True
-            elif self._seen_stop and isinstance(output, Dealt):
-                SEEN_AFTER_STOP.append((self.me, f"dealt {output.hand}"))
-            elif self._seen_stop and isinstance(output, Send) and not output.forward:
-                kind = SignedMessage.from_wire(output.data).kind
-                if kind not in ("stop", "blame"):
-                    SEEN_AFTER_STOP.append((self.me, kind))
+        if self._seen_stop:
+            DEALT_AFTER_STOP.extend((self.me, str(o.hand)) for o in out if isinstance(o, Dealt))
         return out
 
 
@@ -499,11 +491,12 @@ class StarveStopPlayOn(Strategy):
 # stop, nor tells a deal; both stay Stopped, nobody convicted. Three games.
 @pytest.mark.parametrize(("game", "options"), [("take6", {}), ("sixth-sense", {}), ("sixes", {"chips": 1})])
 def test_a_seat_without_its_hand_sends_and_tells_nothing_after_its_stop(game: str, options: JSONObject) -> None:
-    SEEN_AFTER_STOP.clear()
+    redteam11.OWN_AFTER_STOP.clear()
+    DEALT_AFTER_STOP.clear()
     table = run_table(game, 3, options, 1, {2: StarveStopPlayOn()}, factories={0: Watched, 1: Watched})
     assert table.applied > 0, table.report()
     assert table.invariants() == [], table.report()
-    assert SEEN_AFTER_STOP == [], SEEN_AFTER_STOP
+    assert redteam11.OWN_AFTER_STOP == [] and DEALT_AFTER_STOP == [], (redteam11.OWN_AFTER_STOP, DEALT_AFTER_STOP)
     starved = table.harness.sessions[1]
     assert starved.stage == "stopped" and starved.round is not None and starved.round.dealt, table.report()
     assert not starved.round.my_cards, "dealt without its hand"
