@@ -69,9 +69,10 @@ log = logging.getLogger(__name__)
 TICK = 0.25  # how often time is given to the session (P-5.3 limits are whole seconds)
 FORWARD_DELAY = 0.05  # how long another seat's message waits before it is passed on (gossip)
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
-# After a stop, how long the links stay up for a conviction reached elsewhere at the same instant: a
-# stop is not final (protocol `stopped -> ended`, I2), and the other seat's blame is one hop away.
-VERDICT_WAIT = 3.0
+# After a stop, the links stay up for as long as a conviction reached elsewhere can still turn it into
+# the same verdict here (protocol `stopped -> ended`, `TableSession.listen_until`, I2), and this much
+# more, so a verdict reached at the very end still goes out to the others.
+VERDICT_MARGIN = 1.0
 TRACE_ENV = "LANPLAY_TRACE"  # a file to append timing lines to (for scripts/bench_net.py); off when unset
 SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock time gone was stopped or asleep
 SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
@@ -435,12 +436,11 @@ class TableRunner:
             self._dispatch(self.session.start(ms / 1000))
             self._sync_links()
         last = time.time()
-        stopped_at: float | None = None
         try:
             while self.session.stage not in ("over", "ended") and not self._gave_up:
                 if self.session.stage == "stopped":
-                    stopped_at = time.monotonic() if stopped_at is None else stopped_at
-                    if time.monotonic() - stopped_at >= VERDICT_WAIT:
+                    until = self.session.listen_until()
+                    if until is None or self._ms() / 1000 >= until + VERDICT_MARGIN:
                         break
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(TICK):

@@ -211,7 +211,7 @@ class StopBeforeTheTableKeys(Strategy):
 # tick (4 a second) for each message the cheater parks at the head of a queue (a move for a step of a play
 # that never comes, a message of the next round), and on every duplicate it sends: a duplicate costs
 # microseconds at a live seat, about 10 ms here. lanplay's runner keeps a stopped table for
-# `VERDICT_WAIT` (3 s) only, which bounds the damage there, not in the session.
+# until `listen_until` only, which bounds the damage there, not in the session.
 # Repro: .venv/bin/pytest -n 0 tests/test_redteam12.py -k deal_that_stopped_for_an_audit --runxfail
 # Fix: remember that the deal stopped for the audit (`_Round.deal_failed`, set where `_try_deal` catches
 # `_Aborted`, and return early on it): the keys and points do not change, so neither does the answer. Not
@@ -547,11 +547,15 @@ class StopAtThePeek(Strategy):
 # trick or more on. It is judged as on time: the peek stays granted for the whole round
 # (`engine.sixth_sense.peeks_due`: every peek of the round), the commitment and keys are those of the
 # round. Honest but slow: nobody blamed (the slow seat is counted as a cheater by `check_invariants` for
-# its delay, so I1 is checked by hand), every honest seat Stopped. Bad: the peeker convicts it (P-4.5), the
-# other honest seat checks the quoted answer (`_private_fault` -> `_check_peek`) and convicts too.
-@pytest.mark.parametrize(("seed", "bad"), [(4, False), (5, False), (4, True)])
-def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(seed: int, bad: bool) -> None:
-    strategies = {2: SlowPeekAnswer(bad), 3: StopAtThePeek()}
+# its delay, so I1 is checked by hand), every honest seat Stopped. Bad, 2 s late: the peeker convicts it
+# (P-4.5), the other honest seat checks the quoted answer (`_private_fault` -> `_check_peek`) and convicts
+# too. Bad, 5 s late: past the peeker's window after the stop (`blame._may_convict`, one `convert_step`
+# with no other seat's blame), so it convicts nowhere: every honest seat stays stopped (I2).
+@pytest.mark.parametrize(("seed", "bad", "delay"), [(4, False, 5.0), (5, False, 5.0), (4, True, 2.0), (4, True, 5.0)])
+def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(
+    seed: int, bad: bool, delay: float
+) -> None:
+    strategies = {2: SlowPeekAnswer(bad, delay), 3: StopAtThePeek()}
     table = run_table("sixth-sense", 4, {}, seed, strategies, rounds=3)
     h = table.harness
     assert "peek" in h.attackers[2].shared and "stopped" in h.attackers[3].shared, table.report()
@@ -559,7 +563,7 @@ def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(see
     assert table.invariants() == [], table.report()
     assert h.game_over(peeker) is None
     firsts = [b.seat for s in (0, 1) for b in h.blames(s)[:1]]
-    if bad:
+    if bad and delay < h.settings.convert_step:
         assert firsts == [2, 2], table.report()
     else:
         assert firsts == [] and all(h.sessions[s].stage == "stopped" for s in (0, 1)), table.report()
@@ -571,6 +575,8 @@ def test_a_peek_answer_after_the_silent_peeker_moved_on_is_judged_as_on_time(see
     moved_on = r is not None and (r.trick or session.game.tricks_ended(session.state) > trick + 1)
     assert moved_on, table.report()
     assert session.round is not None and (bad or session.round.peeks_owed == {}), session.round.peeks_owed
+    if bad and delay > h.settings.convert_step:
+        assert any(isinstance(o, Refused) and "too late after the stop" in o.message for o in h.events[peeker])
 
 
 # --- 7: an audit in silence at a seat that dealt without its hand -----------------------------------------

@@ -213,7 +213,7 @@ class OneOfAfterTheStop(Strategy):
     convicted: `stop`, by a bare `stop` of this seat 58 s after the claims (the blame, 30 s into play, has
     not waited twice the limit yet); otherwise by itself, twice the limit after the blame came (19 s into
     play: 139 s, `_judge_pending_blames`). Either way the claims have stood for the limit (60 s) within
-    the runner's `VERDICT_WAIT` (3 s) after the stop. Its own session sees no stop or blame, so it plays
+    the stopped seat's window (`listen_until`). Its own session sees no stop or blame, so it plays
     on and the table is still ticked."""
 
     name = "one-of-after-the-stop"

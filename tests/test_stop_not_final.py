@@ -316,3 +316,91 @@ def test_a_fault_of_play_behind_a_colluders_withheld_peek_answer_ends_every_seat
     assert table.harness.attackers[2].shared.get("peeker") in (0, 1) and table.applied >= 2, table.report()
     assert table.invariants() == [], table.report()
     assert [b.seat for s in (0, 1) for b in table.harness.blames(s)[:1]] == [3, 3], table.report()
+
+
+# --- the window after a stop (`blame._may_convict`, I2; red team 13) ------------------------------------
+
+
+def test_a_proof_past_the_window_after_a_stop_convicts_nowhere_and_the_stop_stands() -> None:
+    """Dolev-Strong: with no other seat's blame naming Mallory, a proof convicts a stopped seat only within
+    one `convert_step` of its first knowing of a stop. Later, the other seats may have stopped for good
+    (their links closed, `listen_until`), so the stop stands here too and the proof is shown once."""
+    h = table()
+    alice = stopped_by_mallory(h)
+    step = h.settings.convert_step
+    assert alice.listen_until() == pytest.approx(h.now + 2 * step)  # 3 seats: at most one other seat vouches
+    out = alice.receive(MALLORY, junk_from_mallory(h).to_wire(), h.now + step + 0.1)
+    assert not [o for o in out if isinstance(o, Blamed)], out
+    assert [o for o in out if isinstance(o, Refused) and "too late after the stop" in o.message], out
+    assert alice.stage == "stopped" and alice.blame is None
+
+
+def test_another_seats_blame_widens_the_window_by_one_step() -> None:
+    """Bob convicted Mallory and published his blame: with one seat vouching, Alice converts up to two
+    steps after the stop (Bob's blame is one delivery behind his own window), and not later."""
+    for late, converts in ((1.5, True), (2.1, False)):
+        h = table()
+        alice = stopped_by_mallory(h)
+        step = h.settings.convert_step
+        bob = h.sessions[BOB]
+        convicted = bob.receive(MALLORY, junk_from_mallory(h).to_wire(), h.now)
+        out = alice.receive(BOB, own_message(convicted, "blame"), h.now + late * step)
+        blames = [(b.seat, b.rule) for b in out if isinstance(b, Blamed)]
+        assert blames == ([(MALLORY, "P-1.3")] if converts else []), (late, out)
+        assert alice.stage == ("ended" if converts else "stopped")
+
+
+def test_a_seat_whose_link_just_came_back_opens_no_window_of_its_own() -> None:
+    """Red team 13 #4: a seat away while the stop went round hears of it late; a window of its own would
+    open late, past the others'. A stop first heard of within a step of a link coming back opens none:
+    Mallory's proof sent to Alice alone convicts nowhere, while Bob's blame (one seat vouching) still
+    converts her stop."""
+    h = table()
+    alice = h.sessions[ALICE]
+    alice.set_connected(BOB, False, h.now - 1.0)
+    alice.set_connected(BOB, True, h.now - 0.5)
+    stopped_by_mallory(h)
+    out = alice.receive(MALLORY, junk_from_mallory(h).to_wire(), h.now + 0.1)
+    assert not [o for o in out if isinstance(o, Blamed)] and alice.stage == "stopped", out
+    convicted = h.sessions[BOB].receive(MALLORY, junk_from_mallory(h).to_wire(), h.now)
+    out = alice.receive(BOB, own_message(convicted, "blame"), h.now + 0.2)
+    assert [(b.seat, b.rule) for b in out if isinstance(b, Blamed)] == [(MALLORY, "P-1.3")], out
+
+
+def test_a_stop_counts_from_when_it_is_chained_not_from_when_its_turn_comes() -> None:
+    """Red team 13 #1: Mallory's `stop` follows a move of hers that Alice cannot take yet (a move of a
+    later turn: her chain waits), so the stop is handled only much later; its window counts from when
+    it came in, as at the seats that took it at once."""
+    h = table()
+    alice, mallory = h.sessions[ALICE], h.sessions[MALLORY]
+    assert alice.round is not None
+    later = {"step": alice.round.step + 5, "state": mallory.state_hash(), "move": {"seat": MALLORY, "card": 1}}
+    ahead = mallory._publish("move", later)
+    stop = mallory._publish("stop", {"rule": "P-5.3", "message": "stopped", "evidence": []})
+    assert ahead is not None and stop is not None
+    alice.receive(MALLORY, ahead.to_wire(), h.now)
+    alice.receive(MALLORY, stop.to_wire(), h.now)
+    assert alice.stop_known_at == h.now
+    assert alice.listen_until() == pytest.approx(h.now + 2 * h.settings.convert_step)
+
+
+def test_a_fork_is_passed_on_once() -> None:
+    """Red team 13 #3: stopped seats past their windows declined a fork and passed its halves on, and
+    each other seat did the same on getting them: without end. The halves go out once per fork (I6)."""
+    h = table()
+    alice = stopped_by_mallory(h)
+    mallory = h.sessions[MALLORY]
+    seq, prev = mallory.my_seq, mallory.my_prev
+    halves = [
+        sign_message(h.identities[MALLORY], h.settings.table, mallory.round_index, seq, prev, "timeout",
+                     {"seat": BOB, "step": f"0/play/9/{n}", "what": "x"})
+        for n in range(2)
+    ]  # fmt: skip
+    late = h.now + 10 * h.settings.convert_step
+    sent = []
+    for _ in range(3):
+        for half in halves:
+            sent += [o for o in alice.receive(MALLORY, half.to_wire(), late) if isinstance(o, Send)]
+    forwarded = [o for o in sent if o.forward]
+    assert len(forwarded) <= 3, forwarded  # the first half as taken in, then the two halves of the fork once
+    assert alice.stage == "stopped"

@@ -294,7 +294,7 @@ def test_a_fault_to_one_seat_and_a_stop_to_another_end_both_convicting_the_cheat
 ) -> None:
     """One bot's laptop (taken over after the start) sends, at one instant, the host a signed message
     of a kind no honest peer sends (its own provable fault, P-1.3) and the other bot a bare `stop`.
-    The other bot stops first; the host's blame then reaches it within the runner's `VERDICT_WAIT`,
+    The other bot stops first; the host's blame then reaches it within its window (`listen_until`),
     and it turns its stop into the same conviction (`stopped -> ended`): both honest seats name the
     cheater, neither ends merely stopped."""
     runners = recorded_runners(monkeypatch)

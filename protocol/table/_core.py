@@ -130,6 +130,18 @@ class SessionCore:
         # before a deadline every seat shares convicted there while the others stopped). Derived from
         # this seat's key, not drawn, so a replay of the journal stops at the very same tick.
         self.stop_delay = _secret_fraction(identity, settings.table)
+        # I2, a Dolev-Strong schedule for turning a stop into a verdict (`blame._may_convict`): when this
+        # seat first knew of a stop (its own, or another seat's `stop` taken into its chain, whatever
+        # came before it there: red team 13 #1), and, per accused seat, which other seats have published
+        # a blame naming it.
+        self.stop_known_at: float | None = None
+        self.own_window = False  # whether a proof nobody else has vouched for yet may convict here
+        # The last time a link of this seat went down or came back, or it resumed (journaled events, so
+        # a replay agrees): a stop first heard of soon after may have been on its way for long.
+        self.steady_since = float("-inf")
+        self.blamers: dict[int | None, set[int]] = {}
+        self.declined: set[int | None] = set()  # accused whose proof came past its window: told once
+        self.forks_passed: set[tuple[str, int]] = set()  # (author, seq) whose fork halves were passed on (I6)
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
         self._waiting_key = ""  # the step key of the last `waiting()`

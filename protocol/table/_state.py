@@ -13,7 +13,7 @@ through `SessionCore._enter`, which refuses a transition that is not in `TRANSIT
 | any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
 | over | ended | a fork of a message this seat holds shows after the game (equivocation, or a blame proving it) | I2 |
 | any | stopped | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
-| stopped | ended | a fault this seat finds on its own or checks in another seat's evidence after its stop | I2 |
+| stopped | ended | a fault found or checked after its stop, within its window (`blame._may_convict`) | I2 |
 
 `ended` is final: a verdict. `stopped` is not, because a stop and a verdict can be reached at one
 instant at two seats (red teams 7, 8 and 10: a cheater's own fault to one seat and a bare `stop` to
@@ -26,7 +26,10 @@ reaches every point another honest seat reaches, and turns its stop into the con
 a live seat convicts on there (a fault of play, a malformed message, a fork, a failed private check,
 a complete set of named claims, another seat's blame it can check). A claim naming nobody cannot move
 it (who owes a one-of step depends on blames waiting, which a stopped seat no longer follows), nor can
-a conclusion from its own knowledge (that stops a round for an audit nobody can finish).
+a conclusion from its own knowledge (that stops a round for an audit nobody can finish). It converts
+only within a window after it first knew of a stop that grows by a step with each other seat's blame
+naming the same seat (Dolev-Strong, `blame._may_convict`), so a conviction reached at one honest seat
+is reached at all, or at none (red team 13).
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`
 message, when a card opens to no card (a pass was altered), when every seat passed (X-2.4), or when

@@ -32,11 +32,49 @@ class BlameMixin(SessionCore):
         conviction another seat reached at the instant this one stopped (I2)."""
         if self.stage == "ended":
             return
+        if not self._may_convict(seat):
+            self._decline(seat, rule, message, evidence)
+            return
         blame = Blamed(seat, rule, message, evidence)
         self.blame = blame
         self._out.append(blame)
         self._publish_quoting("blame", {"seat": seat, "rule": rule, "message": message}, evidence)
         self._enter("ended")
+
+    def _may_convict(self, accused: int | None) -> bool:
+        """I2 once a stop is known here: a verdict on `accused` only within k + 1 steps of this seat
+        first knowing of a stop, k the other seats (neither this one nor the accused) whose blames
+        naming it are chained here; with k = 0 not at a seat that was away (`own_window`). Dolev-Strong: an
+        honest seat that convicts within its window publishes its blame, and with it every honest
+        seat holds k + 1 blames one delivery later, within its own window, as every honest seat knew
+        of the first stop within a delivery of the others (each passes a stop on as it takes it in);
+        so a conviction reached anywhere is reached everywhere, or nowhere, and after n - 1 steps
+        none can come (`listen_until`). A step is at least two deliveries (`convert_step`)."""
+        if self.stop_known_at is None:
+            return True
+        vouched = len(self.blamers.get(accused, set()) - {self.me, accused})
+        if vouched == 0 and not self.own_window:
+            return False  # a seat away while the stop went round (`inbox._queue`; red team 13 #4)
+        return self.now <= self.stop_known_at + (vouched + 1) * self.settings.convert_step
+
+    def listen_until(self) -> float | None:
+        """Past this time (the session's clock) nothing can turn this seat's stop into a verdict any
+        more (`_may_convict`); None while no stop is known here."""
+        if self.stop_known_at is None:
+            return None
+        return self.stop_known_at + max(1, self.n - 1) * self.settings.convert_step
+
+    def _decline(self, accused: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
+        """A proof that came past this seat's window (`_may_convict`): the other seats may have
+        stopped for good already, so the stop stands here too (I2), and the proof is shown."""
+        if self.stage != "stopped" and not self.silent:  # live, a stop chained but not handled yet
+            why = f"a stop came before a proof against seat {accused} ({rule}: {message}) could convict at every seat"
+            self._stop(rule, why, evidence)
+            return
+        if accused not in self.declined:
+            self.declined.add(accused)
+            late = f"a proof against seat {accused} ({rule}: {message}) came too late after the stop to convict alike"
+            self._out.append(Refused(None, rule, f"{late[:MAX_TEXT]}: the stop stands"))
 
     def _blame_equivocation(self, exc: EquivocationDetected) -> None:
         """Two versions of one public message: both are passed on first, so every seat that holds
@@ -44,7 +82,9 @@ class BlameMixin(SessionCore):
         near the size limit) and the blame carries only references to its halves (I2; red team 6).
         A private channel's proof stays between its two seats; its halves are small enough to quote."""
         proof = exc.proof
-        if proof.first.table == self.settings.table:
+        fork = (proof.first.author, proof.first.seq)
+        if proof.first.table == self.settings.table and fork not in self.forks_passed:
+            self.forks_passed.add(fork)  # once (I6; red team 13 #3: stopped seats passed a fork round forever)
             for half in (proof.first, proof.second):
                 self._out.append(Send(None, half.to_wire(), forward=True))
         self._blame(exc.seat, exc.rule, exc.message, (proof.to_json(),))

@@ -108,6 +108,8 @@ class ClockMixin(SessionCore):
     def set_connected(self, seat: int, connected: bool, now: float) -> None:
         """The runner reports a seat's link going down or coming back. A seat that comes back gets a
         fresh limit for whatever step it owes (I4)."""
+        if connected == (seat in self.disconnected):
+            self.steady_since = now
         if connected:
             self.disconnected.pop(seat, None)
             for key in self._due:
@@ -120,7 +122,7 @@ class ClockMixin(SessionCore):
         """The runner replayed this seat's journal and is live again: time spent down is nobody's
         fault, so every clock restarts now (I4) and every link counts as up until the runner says
         otherwise. Call it once after the replay, before the first live `tick`."""
-        self.now = now
+        self.now = self.steady_since = now
         for key in self._due:
             self._due[key] = now
             self._first_due[key] = now
@@ -314,6 +316,8 @@ class ClockMixin(SessionCore):
         if self.stage in ("stopped", "ended") or self.silent:
             return
         self.shadow_stage = self.stage
+        if self.stop_known_at is None:  # no other seat's stop chained here before: this stop is its own
+            self.stop_known_at, self.own_window = self.now, True
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
         self._publish_quoting("stop", {"rule": rule, "message": message}, evidence)

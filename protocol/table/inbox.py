@@ -20,7 +20,7 @@ from protocol.encoding import nesting_depth
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
 from protocol.table._core import SessionCore
-from protocol.table._round import NotYet, _Aborted, _Ignored, evidence_references, fitting_evidence
+from protocol.table._round import NotYet, _Aborted, _Ignored, _is_seat, evidence_references, fitting_evidence
 from protocol.table._state import (
     KINDS,
     MAX_HELD,
@@ -173,6 +173,19 @@ class InboxMixin(SessionCore):
 
     def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
         self.inbox[author].append(msg)
+        # I2: what the schedule of `blame._may_convict` counts is taken as the message is chained, not
+        # when its turn to be handled comes (red team 13 #1: a stop held behind moves not yet takeable).
+        if msg.kind == "stop" and self.stop_known_at is None:
+            self.stop_known_at = self.now
+            # Red team 13 #4: a seat that was away (a link down, the laptop asleep) while the stop went
+            # round hears of it late, and a window of its own would open late: it gets none.
+            away = bool(self.disconnected) or self.now - self.steady_since < self.settings.convert_step
+            self.own_window = not away
+        elif msg.kind == "blame":
+            accused = msg.body.get("seat")
+            if accused is None or _is_seat(accused, self.n):
+                assert accused is None or isinstance(accused, int)
+                self.blamers.setdefault(accused, set()).add(author)
         if forward:  # gossip: what one seat was told, every seat is told (catches equivocation), and
             # whoever it came from: a message an honest seat built on then reaches every honest seat (I1)
             self._out.append(Send(None, msg.to_wire(), forward=True))

@@ -21,6 +21,10 @@ class TableSettings:
     step_timeout: float = 20.0  # automatic steps: passes, keys, reveals, secrets (P-5.3)
     reconnect_timeout: float = 120.0  # how long a disconnected seat is waited for
     turn_timeout: float | None = None  # a person's decision: no limit unless the table sets one
+    # I2: after a stop, a proof convicts here only within (k + 1) steps of this seat first knowing of a
+    # stop, k the other seats' blames naming the same seat (`blame._may_convict`). At least twice the
+    # longest delivery, one lost-and-resent TCP segment included.
+    convert_step: float = 2.5
     bots: tuple[BotSeat, ...] = ()  # from the signed plan, so every seat writes the same record
 
 
