@@ -141,6 +141,9 @@ class SessionCore:
         self.steady_since = float("-inf")
         self.blamers: dict[int | None, set[int]] = {}
         self.declined: set[int | None] = set()  # accused whose proof came past its window: told once
+        # ... and that proof (the first, one per accused: I6), for when another seat's blame vouches for
+        # it within the longer window that gives (red team 14 #1: a declined fault of play was consumed).
+        self.declined_proofs: dict[int | None, tuple[str, str, tuple[JSONObject, ...]]] = {}
         self.forks_passed: set[tuple[str, int]] = set()  # (author, seq) whose fork halves were passed on (I6)
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
@@ -163,6 +166,7 @@ class SessionCore:
         def _after_change(self) -> None: ...
 
         def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None: ...
+        def _convert_declined(self) -> bool: ...
 
         def _card_reference(self, card_json: object) -> JSONObject: ...
 

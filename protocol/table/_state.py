@@ -28,7 +28,8 @@ a complete set of named claims, another seat's blame it can check). A claim nami
 it (who owes a one-of step depends on blames waiting, which a stopped seat no longer follows), nor can
 a conclusion from its own knowledge (that stops a round for an audit nobody can finish). It converts
 only within a window after it first knew of a stop that grows by a step with each other seat's blame
-naming the same seat (Dolev-Strong, `blame._may_convict`), so a conviction reached at one honest seat
+naming the same seat (Dolev-Strong, `blame._may_convict`; a proof declined past the window is kept and
+convicts when such a blame comes, `blame._convert_declined`), so a conviction reached at one honest seat
 is reached at all, or at none (red team 13).
 
 Within deal and play, a round can be *stopped for an audit* (`_Round.aborting`): by a signed `abort`

@@ -66,7 +66,11 @@ class BlameMixin(SessionCore):
 
     def _decline(self, accused: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...]) -> None:
         """A proof that came past this seat's window (`_may_convict`): the other seats may have
-        stopped for good already, so the stop stands here too (I2), and the proof is shown."""
+        stopped for good already, so the stop stands here too (I2), and the proof is shown. It is
+        kept: another seat's blame naming the same accused widens the window (Dolev-Strong), and the
+        proof then convicts here after all (`_convert_declined`), though its message was handled
+        and is past (red team 14 #1)."""
+        self.declined_proofs.setdefault(accused, (rule, message, evidence))
         if self.stage != "stopped" and not self.silent:  # live, a stop chained but not handled yet
             why = f"a stop came before a proof against seat {accused} ({rule}: {message}) could convict at every seat"
             self._stop(rule, why, evidence)
@@ -75,6 +79,20 @@ class BlameMixin(SessionCore):
             self.declined.add(accused)
             late = f"a proof against seat {accused} ({rule}: {message}) came too late after the stop to convict alike"
             self._out.append(Refused(None, rule, f"{late[:MAX_TEXT]}: the stop stands"))
+
+    def _convert_declined(self) -> bool:
+        """A stopped seat's declined proof that another seat's blame now vouches for, within the window
+        that blame gives (`_may_convict`): the conviction the vouching seat reached (I2). True when it
+        convicted. Time only moves on, so only such a blame can make a declined proof convict."""
+        if self.stage != "stopped":
+            return False
+        for accused, (rule, message, evidence) in list(self.declined_proofs.items()):
+            if accused is not None and self._may_convict(accused):
+                vouching = sorted(self.blamers.get(accused, set()) - {self.me, accused})
+                why = f"{message} (past this seat's window, vouched for by seat {vouching[0]}'s blame)"
+                self._blame(accused, rule, why[:MAX_TEXT], evidence)
+                return True
+        return False
 
     def _blame_equivocation(self, exc: EquivocationDetected) -> None:
         """Two versions of one public message: both are passed on first, so every seat that holds
@@ -143,6 +161,8 @@ class BlameMixin(SessionCore):
         if seat is None or not _is_seat(accused, self.n) or not isinstance(evidence, list) or not isinstance(rule, str):
             return
         assert isinstance(accused, int)
+        if self._convert_declined():  # this blame vouches for a proof declined here (red team 14 #1)
+            return
         items = tuple(item for item in evidence if isinstance(item, dict))
         when = "after the game" if self.stage == "over" else "after this seat stopped"
         verdict = self._evidence_verdict(seat, accused, rule, items)

@@ -313,6 +313,8 @@ class InboxMixin(SessionCore):
                     progress = True
             if self.stage == "stopped" and self.late_blames and self._reread_late_blames():
                 progress = True
+            if self.stage == "stopped" and self.declined_proofs and self._convert_declined():
+                return
 
     def _consumed(self, queue: deque[SignedMessage], public: bool, seat: int) -> None:
         queue.popleft()
