@@ -22,7 +22,7 @@ from protocol.deck import CardTable, Entropy, KeyOpening
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.signed import ZERO_DIGEST, ChainTracker, EquivocationDetected, SignedMessage
-from protocol.table._round import _Round
+from protocol.table._round import _is_seat, _Round
 from protocol.table._state import TRANSITIONS, Stage
 from protocol.table.values import Blamed, Output, Stopped, TableSettings, private_channel
 
@@ -148,6 +148,16 @@ class SessionCore:
         self.network_lost_since: float | None = None
         self._current: SignedMessage | None = None  # the public message being handled
         self._waiting_key = ""  # the step key of the last `waiting()`
+
+    def _note_vouch(self, author: int, blame: SignedMessage) -> None:
+        """A signed blame of `author` naming a seat widens this seat's window for that seat
+        (`blame._may_convict`), whether it is chained here or is half of a fork of `author`'s chain
+        (red team 15 #1: a colluder's forked blame vouched at one honest seat and was never chained at
+        the other). A vouch convicts nobody by itself: a verdict still needs its proof."""
+        accused = blame.body.get("seat")
+        if accused is None or _is_seat(accused, self.n):
+            assert accused is None or isinstance(accused, int)
+            self.blamers.setdefault(accused, set()).add(author)
 
     def _enter(self, stage: Stage) -> None:
         """Every change of stage goes through the one table of transitions (`_state.TRANSITIONS`)."""

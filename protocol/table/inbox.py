@@ -20,7 +20,7 @@ from protocol.encoding import nesting_depth
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
 from protocol.table._core import SessionCore
-from protocol.table._round import NotYet, _Aborted, _Ignored, _is_seat, evidence_references, fitting_evidence
+from protocol.table._round import NotYet, _Aborted, _Ignored, evidence_references, fitting_evidence
 from protocol.table._state import (
     KINDS,
     MAX_HELD,
@@ -182,10 +182,7 @@ class InboxMixin(SessionCore):
             away = bool(self.disconnected) or self.now - self.steady_since < self.settings.convert_step
             self.own_window = not away
         elif msg.kind == "blame":
-            accused = msg.body.get("seat")
-            if accused is None or _is_seat(accused, self.n):
-                assert accused is None or isinstance(accused, int)
-                self.blamers.setdefault(accused, set()).add(author)
+            self._note_vouch(author, msg)
         if forward:  # gossip: what one seat was told, every seat is told (catches equivocation), and
             # whoever it came from: a message an honest seat built on then reaches every honest seat (I1)
             self._out.append(Send(None, msg.to_wire(), forward=True))
