@@ -88,8 +88,8 @@ class BlameMixin(SessionCore):
             return False
         for accused, (rule, message, evidence) in list(self.declined_proofs.items()):
             if accused is not None and self._may_convict(accused):
-                vouching = sorted(self.blamers.get(accused, set()) - {self.me, accused})
-                why = f"{message} (past this seat's window, vouched for by seat {vouching[0]}'s blame)"
+                vouching = ", ".join(map(str, sorted(self.blamers.get(accused, set()) - {self.me, accused})))
+                why = f"{message} (past this seat's window, vouched for by the blames of seats {vouching or 'none'})"
                 self._blame(accused, rule, why[:MAX_TEXT], evidence)
                 return True
         return False
