@@ -27,13 +27,13 @@ def mallory_stop(h: Harness) -> SignedMessage:
     return stop
 
 
-def shown_choice(h: Harness) -> SignedMessage:
-    """Mallory shows her 6 nimmt! choice openly: a fault of play (T-3.1, P-5.1) every seat judges by
-    handling it in her chain (`inbox._shadow` at a stopped seat)."""
-    mallory, alice = h.sessions[MALLORY], h.sessions[ALICE]
+def shown_choice(h: Harness, seat: int = MALLORY) -> SignedMessage:
+    """`seat` (a modified client) shows its 6 nimmt! choice openly: a fault of play (T-3.1, P-5.1) every
+    seat judges by handling it in its chain (`inbox._shadow` at a stopped seat)."""
+    alice = h.sessions[ALICE]
     assert alice.round is not None
-    body = {"step": alice.round.step, "state": mallory.state_hash(), "move": {"seat": MALLORY, "card": 1}}
-    shown = mallory._publish("move", body)
+    body = {"step": alice.round.step, "state": h.sessions[seat].state_hash(), "move": {"seat": seat, "card": 1}}
+    shown = h.sessions[seat]._publish("move", body)
     assert shown is not None
     return shown
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from test_redteam14 import relay, verdicts
+from test_redteam14 import relay, shown_choice, verdicts
 from test_stop_not_final import dealt
 
 from engine.api import JSONObject
@@ -45,21 +45,11 @@ def stopped_table() -> tuple[Harness, TableSession, TableSession]:
     return h, alice, bob
 
 
-def show_choice(h: Harness, seat: int) -> SignedMessage:
-    """`seat` shows its 6 nimmt! choice openly: a fault of play every seat judges itself (P-5.1)."""
-    rd = h.sessions[ALICE].round
-    assert rd is not None
-    body = {"step": rd.step, "state": h.sessions[seat].state_hash(), "move": {"seat": seat, "card": 1}}
-    shown = h.sessions[seat]._publish("move", body)
-    assert shown is not None
-    return shown
-
-
 def faults_past_every_own_window(h: Harness, seats: tuple[int, ...]) -> float:
     """Each of `seats` shows its choice to Alice and Bob at stop + convert_step + 0.5: declined at both."""
     late = h.now + h.settings.convert_step + 0.5
     for seat in seats:
-        shown = show_choice(h, seat)
+        shown = shown_choice(h, seat)
         out = h.sessions[ALICE].receive(seat, shown.to_wire(), late)
         out += h.sessions[BOB].receive(seat, shown.to_wire(), late)
         assert not verdicts(out), out
@@ -123,7 +113,7 @@ def test_a_forked_vouch_converts_one_honest_seat_only(how: str) -> None:
         faults_past_every_own_window(h, (MALLORY,))
         evidence: list[JSONObject] = []
     else:
-        evidence = [show_choice(h, MALLORY).to_json()]  # sent to nobody: only quoted
+        evidence = [shown_choice(h, MALLORY).to_json()]  # sent to nobody: only quoted
     to_bob = blame_by(h, CAROL, ALICE)
     body: JSONObject = {"seat": MALLORY, "rule": "P-5.1", "message": "vouch", "evidence": evidence}
     to_alice = sign_message(h.identities[CAROL], h.settings.table, to_bob.round, to_bob.seq, to_bob.prev, "blame", body)

@@ -102,9 +102,10 @@ class BlameMixin(SessionCore):
         proof = exc.proof
         fork = (proof.first.author, proof.first.seq)
         forker = self.seat_of.get(proof.first.author)
-        for half in (proof.first, proof.second):
-            if forker is not None and half.kind == "blame" and half.table == self.settings.table:
-                self._note_vouch(forker, half)
+        if forker is not None:
+            for half in (proof.first, proof.second):
+                if half.kind == "blame" and half.table == self.settings.table:
+                    self._note_vouch(forker, half)
         if proof.first.table == self.settings.table and fork not in self.forks_passed:
             self.forks_passed.add(fork)  # once (I6; red team 13 #3: stopped seats passed a fork round forever)
             for half in (proof.first, proof.second):
