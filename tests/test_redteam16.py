@@ -4,11 +4,12 @@ vouches, `blame._convert_declined`; a fork half that is a signed blame vouches, 
 
 Four seats, driven seat by seat with explicit clocks as tests/test_redteam15.py: Alice (0) and Bob (2)
 run the real `TableSession`; Mallory (1) and Carol (3) are modified clients that sign what they like
-with their own keys (their sessions serve only to sign in chain order). A break is a strict xfail:
-#1 a vouch chained past a fork counts at one honest seat only (I2); #2 two cheaters' faults, one to each
-honest seat, with no stop (I2, the documented two-cheater limit in another shape); #3 a restart loses a
-forked vouch (I2); #4 a restart replays a different blame at the same seq and an honest seat convicts
-the restarted one of equivocation (I1). `Journaled` keeps the journal `lanplay.runner.TableRunner` keeps.
+with their own keys (their sessions serve only to sign in chain order). Breaks found: #1 a vouch
+chained past a fork counted at one honest seat only (I2); #2 two cheaters' faults, one to each honest
+seat, with no stop (I2, the documented two-cheater limit in another shape: still a strict xfail); #3 a
+restart lost a forked vouch (I2); #4 a restart replayed a different blame at the same seq and an honest
+seat convicted the restarted one of equivocation (I1). #1, #3 and #4 are fixed and pass as the attacks.
+`Journaled` keeps the journal `lanplay.runner.TableRunner` keeps.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def vouch_body(accused: int | None) -> JSONObject:
     return {"seat": accused, "rule": "P-5.1", "message": "vouch", "evidence": []}
 
 
-# BROKE (I2), red team 16 #1: the vouch two messages past a fork. 0bc8805 counts a blame that is a fork
+# FIXED (I2; was a strict xfail), red team 16 #1: a held blame now vouches (`inbox._hold`). The attack:
+# the vouch two messages past a fork. 0bc8805 counts a blame that is a fork
 # HALF; Carol forks one seq earlier still. At stop + step + 0.6 s Bob gets Y at seq s and Alice X (both
 # stops); their gossip crosses, each sees the fork (declined: past every window for Carol). At stop + 2
 # steps - 0.01 s Alice gets Z at s + 1 (linking to X) and the blame B at s + 2 naming Mallory: k = 1 at
@@ -57,7 +59,6 @@ def vouch_body(accused: int | None) -> JSONObject:
 # half; Alice's blame does not carry the vouches it counted (a Dolev-Strong value must carry its k
 # signatures). Suggested fix: a blame converted by `_convert_declined`/within a widened window quotes (or
 # references) the vouching blames, and a seat counts the vouches a checked blame carries.
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="red team 16 #1: a vouch past a fork splits I2")
 @pytest.mark.parametrize("how", ["declined", "quoted"])
 def test_a_vouch_chained_past_a_fork_counts_at_one_honest_seat_only(how: str) -> None:
     h, alice, bob = stopped_table()
@@ -85,7 +86,7 @@ def test_a_vouch_chained_past_a_fork_counts_at_one_honest_seat_only(how: str) ->
         out_alice += alice.receive(CAROL, m.to_wire(), edge)
     assert verdicts(out_alice) == [MALLORY], out_alice  # the attack fired
     gossip(out_alice, ALICE, bob, edge + 0.09)
-    assert CAROL not in bob.blamers.get(MALLORY, set()), bob.blamers  # the vouch never counted at Bob
+    assert CAROL in bob.blamers.get(MALLORY, set()), bob.blamers  # fixed: held at Bob, the vouch counts
     for s_ in (alice, bob):
         s_.tick(h.now + 3 * step + 1)  # past every listen_until
     assert named(alice)[1] in (None, MALLORY) and named(bob)[1] in (None, MALLORY)  # I1 holds
@@ -268,7 +269,9 @@ def restarted(h: Harness, seat: int, now: float) -> TableSession:
     return fresh
 
 
-# BROKE (I2), red team 16 #3: a restart loses a forked vouch. Red team 15 #1's fork (Carol's blame naming
+# FIXED (I2; was a strict xfail), red team 16 #3: a fork half's vouch now marks its input kept
+# (`SessionCore._note_vouch`), so the runner journals it. The attack: a restart loses a forked vouch. Red
+# team 15 #1's fork (Carol's blame naming
 # Alice to Bob, the same seq naming Mallory to Alice at stop + 2 steps - 0.01 s; Alice converts on her
 # declined proof); Bob takes Alice's gossip of Carol's version in (the fork half vouches: k = 2 at Bob,
 # `_note_vouch`) and his process is killed before Alice's blame comes; it is restarted 0.01 s later. A fork
@@ -279,7 +282,7 @@ def restarted(h: Harness, seat: int, now: float) -> TableSession:
     "restart",
     [
         pytest.param(
-            True, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason="red team 16 #3: restart")
+            True
         ),
         False,
     ],
@@ -355,7 +358,9 @@ def junk(h: Harness, author: int) -> SignedMessage:
     return sign_message(h.identities[author], h.settings.table, s.round_index, s.my_seq, s.my_prev, "junk", {"x": 1})
 
 
-# BROKE (I1), red team 16 #4: a restart makes an honest seat sign two blames at one seq, and an honest seat
+# FIXED (I1; was a strict xfail), red team 16 #4: a new declined proof marks its input kept
+# (`blame._decline`), so the runner journals it. The attack: a restart makes an honest seat sign two
+# blames at one seq, and an honest seat
 # convicts it of equivocation. A proof declined at a stopped seat from an input that is never chained (a
 # signed message of no kind) makes no message of this seat's own, so the runner does not journal it. Bob:
 # Mallory's junk J (to Bob alone, past his window: `declined_proofs[MALLORY]` = J), then her fault of play
@@ -366,7 +371,6 @@ def junk(h: Harness, author: int) -> SignedMessage:
 # killed and restarted: the replay has no J, converts on F at V and signs B2 (another rule, message and
 # evidence) at the same seq m, which the runner sends again (`TableRunner._restore`'s sends). Alice holds B1
 # at m: two messages of Bob at one seq, and her window for Bob is open (k = 2): she convicts honest Bob.
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="red team 16 #4: restart, I1")
 def test_a_restart_replays_a_different_blame_and_the_honest_seat_is_convicted() -> None:
     h = Harness("take6", 4, seed=SEED, factories={BOB: Journaled})
     h.run(until=lambda h: all(s.stage == "play" for s in h.sessions))
@@ -415,15 +419,19 @@ def test_a_restart_replays_a_different_blame_and_the_honest_seat_is_convicted() 
     assert verdicts(out_bob) == [MALLORY], out_bob  # Bob converts on J: blame B1
     b1 = next(m for m in bob.tracker.messages(h.settings.seats[BOB].peer_id) if m.kind == "blame")
     gossip(out_bob, BOB, alice, edge + 0.09)
-    assert alice.stage == "stopped" and alice.tracker.holds(b1)  # B1 chained at Alice, past her window
+    # B1 chained at Alice. Before the fix of #1 it came past her window and she stayed stopped; now
+    # Carol's held vouch counts there too and she converts on Mallory as Bob did.
+    assert alice.tracker.holds(b1) and named(alice) in (("stopped", None), ("ended", MALLORY)), named(alice)
     # Bob's process is killed and restarted; the runner sends what the replay signed.
     before = bob
     bob = restarted(h, BOB, edge + 0.5)
     b2 = next(m for m in bob.tracker.messages(h.settings.seats[BOB].peer_id) if m.kind == "blame")
-    assert bob.my_seq == before.my_seq  # the replay is faithful but for J, which was never journaled:
-    assert not any(item[0] == "in" and b'"junk"' in item[2] for item in before.journal)  # type: ignore[attr-defined]
+    assert bob.my_seq == before.my_seq
+    # Fixed: J left a declined proof, so the runner journals it (`last_input_kept`), and the replay
+    # converts on J again, signing the very blame B1 that went out before.
+    assert any(item[0] == "in" and b'"junk"' in item[2] for item in before.journal)  # type: ignore[attr-defined]
+    assert b2.seq == b1.seq and b2.digest() == b1.digest(), "Bob signed two blames at one seq"
     alice.receive(BOB, b2.to_wire(), edge + 0.6)  # among the replay's sends, which the runner sends again
-    assert b2.seq == b1.seq and b2.digest() != b1.digest(), "Bob signed two blames at one seq"
     assert named(alice)[1] != BOB, f"honest Bob convicted at Alice: {named(alice)}"  # I1
 
 

@@ -151,13 +151,19 @@ class SessionCore:
 
     def _note_vouch(self, author: int, blame: SignedMessage) -> None:
         """A signed blame of `author` naming a seat widens this seat's window for that seat
-        (`blame._may_convict`), whether it is chained here or is half of a fork of `author`'s chain
-        (red team 15 #1: a colluder's forked blame vouched at one honest seat and was never chained at
-        the other). A vouch convicts nobody by itself: a verdict still needs its proof."""
+        (`blame._may_convict`), whether it is chained here, held out of order (`inbox._hold`) or is half
+        of a fork of `author`'s chain (red team 15 #1: a colluder's forked blame vouched at one honest
+        seat and was never chained at the other; red team 16 #1: one past a fork, held for good here).
+        A vouch convicts nobody by itself: a verdict still needs its proof."""
         accused = blame.body.get("seat")
         if accused is None or _is_seat(accused, self.n):
             assert accused is None or isinstance(accused, int)
-            self.blamers.setdefault(accused, set()).add(author)
+            vouching = self.blamers.setdefault(accused, set())
+            if author not in vouching:
+                vouching.add(author)
+                # A fork half is never chained, yet its vouch widens a window: the runner journals the
+                # input that brought it, so a replay counts it too (red team 16 #3). At most n per accused.
+                self.last_input_kept = True
 
     def _enter(self, stage: Stage) -> None:
         """Every change of stage goes through the one table of transitions (`_state.TRANSITIONS`)."""

@@ -70,7 +70,12 @@ class BlameMixin(SessionCore):
         kept: another seat's blame naming the same accused widens the window (Dolev-Strong), and the
         proof then convicts here after all (`_convert_declined`), though its message was handled
         and is past (red team 14 #1)."""
-        self.declined_proofs.setdefault(accused, (rule, message, evidence))
+        if accused not in self.declined_proofs:
+            self.declined_proofs[accused] = (rule, message, evidence)
+            # What may convict here later must be in the journal, though the input that brought it was
+            # not chained (a message of no kind): a replay converting on another proof would sign a
+            # second blame at one seq (red team 16 #4, I1). Once per accused, so bounded (I6).
+            self.last_input_kept = True
         if self.stage != "stopped" and not self.silent:  # live, a stop chained but not handled yet
             why = f"a stop came before a proof against seat {accused} ({rule}: {message}) could convict at every seat"
             self._stop(rule, why, evidence)

@@ -230,6 +230,11 @@ class InboxMixin(SessionCore):
         self.held[(chain, msg.seq)] = msg  # not `progress`: a held message changes nothing a blame reads (I6)
         self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
         self.last_input_kept = True
+        if msg.kind == "blame" and msg.table == self.settings.table:
+            # Signed, so it vouches though its chain may never fill up here (red team 16 #1: a blame two
+            # past a fork of its author's chain was held for good at one honest seat and chained at the
+            # other, which convicted on it within a window this seat never opened).
+            self._note_vouch(author, msg)
 
     def _unhold(self, chain: str, seq: int) -> SignedMessage:
         msg = self.held.pop((chain, seq))

@@ -59,7 +59,8 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
 
     def receive(self, sender: int | None, data: bytes, now: float) -> list[Output]:
         """Bytes that arrived on the link from seat `sender` (None: not known). Never raises (I3).
-        Afterwards `last_input_kept` says whether the input was kept (chained or held): the runner
+        Afterwards `last_input_kept` says whether the input was kept (chained or held, or it left what a
+        later input is judged by: a declined proof, a fork half's vouch; red team 16 #3, #4): the runner
         journals exactly those inputs, so a refused or duplicate input never reaches the disk (I6)."""
         self.now = now
         self.last_input_kept = False
