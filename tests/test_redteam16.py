@@ -248,6 +248,22 @@ class Journaled(TableSession):
         super().set_connected(seat, connected, now)
 
 
+def journaled_stopped_table() -> tuple[Harness, TableSession, TableSession, float, float]:
+    """A dealt 6 nimmt! table whose Bob keeps the runner's journal, stopped by Mallory's stop at t at
+    both honest seats, each one's stop relayed to the other 0.1 s later: (h, Alice, Bob, t, step)."""
+    h = Harness("take6", 4, seed=SEED, factories={BOB: Journaled})
+    h.run(until=lambda h: all(s.stage == "play" for s in h.sessions))
+    h._drain_in_flight(100_000)
+    alice, bob = h.sessions[ALICE], h.sessions[BOB]
+    t, step = h.now, h.settings.convert_step
+    stop = h.sessions[MALLORY]._publish("stop", stop_body("stopped"))
+    assert stop is not None
+    out_alice, out_bob = alice.receive(MALLORY, stop.to_wire(), t), bob.receive(MALLORY, stop.to_wire(), t)
+    relay(out_bob, BOB, alice, t + 0.1)
+    relay(out_alice, ALICE, bob, t + 0.1)
+    return h, alice, bob, t, step
+
+
 def restarted(h: Harness, seat: int, now: float) -> TableSession:
     """`TableRunner._restore` then `resumed`: a fresh session fed the journal, as after a crash."""
     old = h.sessions[seat]
@@ -288,16 +304,7 @@ def restarted(h: Harness, seat: int, now: float) -> TableSession:
     ],
 )
 def test_a_restart_between_a_forked_vouch_and_the_blame_it_backs(restart: bool) -> None:
-    h = Harness("take6", 4, seed=SEED, factories={BOB: Journaled})
-    h.run(until=lambda h: all(s.stage == "play" for s in h.sessions))
-    h._drain_in_flight(100_000)
-    alice, bob = h.sessions[ALICE], h.sessions[BOB]
-    t, step = h.now, h.settings.convert_step
-    stop = h.sessions[MALLORY]._publish("stop", stop_body("stopped"))
-    assert stop is not None
-    out_alice, out_bob = alice.receive(MALLORY, stop.to_wire(), t), bob.receive(MALLORY, stop.to_wire(), t)
-    relay(out_bob, BOB, alice, t + 0.1)
-    relay(out_alice, ALICE, bob, t + 0.1)
+    h, alice, bob, t, step = journaled_stopped_table()
     faults_past_every_own_window(h, (MALLORY,))
     to_bob = blame_by(h, CAROL, ALICE)
     to_alice = signed_at(h, CAROL, to_bob.seq, to_bob.prev, "blame", vouch_body(MALLORY))
@@ -372,16 +379,7 @@ def junk(h: Harness, author: int) -> SignedMessage:
 # evidence) at the same seq m, which the runner sends again (`TableRunner._restore`'s sends). Alice holds B1
 # at m: two messages of Bob at one seq, and her window for Bob is open (k = 2): she convicts honest Bob.
 def test_a_restart_replays_a_different_blame_and_the_honest_seat_is_convicted() -> None:
-    h = Harness("take6", 4, seed=SEED, factories={BOB: Journaled})
-    h.run(until=lambda h: all(s.stage == "play" for s in h.sessions))
-    h._drain_in_flight(100_000)
-    alice, bob = h.sessions[ALICE], h.sessions[BOB]
-    t, step = h.now, h.settings.convert_step
-    stop = h.sessions[MALLORY]._publish("stop", stop_body("stopped"))
-    assert stop is not None
-    out_alice, out_bob = alice.receive(MALLORY, stop.to_wire(), t), bob.receive(MALLORY, stop.to_wire(), t)
-    relay(out_bob, BOB, alice, t + 0.1)
-    relay(out_alice, ALICE, bob, t + 0.1)
+    h, alice, bob, t, step = journaled_stopped_table()
     assert alice.stage == bob.stage == "stopped" and alice.stop_known_at == bob.stop_known_at == t
     # Mallory's junk to Bob alone, then her fault of play to both: both past every own window.
     assert not verdicts(bob.receive(MALLORY, junk(h, MALLORY).to_wire(), t + step + 0.1))
@@ -440,16 +438,7 @@ def test_a_restart_replays_a_different_blame_and_the_honest_seat_is_convicted() 
 # (`stop_known_at`, `own_window`, `declined_proofs` come back from the replay), then Carol's vouch for
 # Mallory reaches both within k = 1: both convert.
 def test_a_restart_inside_the_window_keeps_a_chained_declined_proof() -> None:
-    h = Harness("take6", 4, seed=SEED, factories={BOB: Journaled})
-    h.run(until=lambda h: all(s.stage == "play" for s in h.sessions))
-    h._drain_in_flight(100_000)
-    alice, bob = h.sessions[ALICE], h.sessions[BOB]
-    t, step = h.now, h.settings.convert_step
-    stop = h.sessions[MALLORY]._publish("stop", stop_body("stopped"))
-    assert stop is not None
-    out_alice, out_bob = alice.receive(MALLORY, stop.to_wire(), t), bob.receive(MALLORY, stop.to_wire(), t)
-    relay(out_bob, BOB, alice, t + 0.1)
-    relay(out_alice, ALICE, bob, t + 0.1)
+    h, alice, bob, t, step = journaled_stopped_table()
     faults_past_every_own_window(h, (MALLORY,))
     before = bob
     bob = restarted(h, BOB, t + step + 1)
