@@ -348,6 +348,7 @@ class Harness:
             if self.finished():
                 self.stopped_because = "finished"
                 self._drain_in_flight(max_deliveries)
+                self.settle_verdicts(max_deliveries)
                 return
             if self.delivered >= max_deliveries:
                 self.stopped_because = "max_deliveries"
@@ -360,6 +361,7 @@ class Harness:
             ):
                 self.stopped_because = "rounds"
                 self._settle(settle)
+                self.settle_verdicts(max_deliveries)
                 return
             if until is not None and until(self):
                 self.stopped_because = "until"
@@ -406,6 +408,24 @@ class Harness:
             item = heapq.heappop(self._queue)
             self.now = max(self.now, item.time)
             self._deliver(item)
+
+    def settle_verdicts(self, max_deliveries: int = 200_000, step: float = 0.25) -> None:
+        """A seat that convicted ends only at its `listen_until` (`blame.settle_verdict`): time passes
+        to there in runner ticks, delivering what is in flight on the way, as a runner keeps a convicted
+        seat's links open until then; so every honest seat's verdict is its last one."""
+        while self.delivered < max_deliveries:
+            pending = [
+                until
+                for s in self.sessions
+                if s.stage == "stopped"
+                and (s.convicted or s.stopped is None)
+                and (until := s.listen_until()) is not None
+            ]
+            if not pending:
+                return
+            self._settle(step)
+            self.now += step
+            self._tick_all()
 
     def _settle(self, seconds: float) -> None:
         end = self.now + seconds
@@ -1514,7 +1534,8 @@ def _verdict(h: Harness, seat: int) -> str:
     blames = h.blames(seat)
     if blames:
         b = blames[0]
-        return f"blamed {b.seat} {b.rule}: {b.message[:120]}"
+        also = "".join(f", then {x.seat} {x.rule}" for x in blames[1:])
+        return f"blamed {b.seat} {b.rule}: {b.message[:120]}{also}"
     return f"stage {h.sessions[seat].stage}, {len(h.sessions[seat].rounds)} rounds"
 
 
@@ -1530,18 +1551,17 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
             out.append(violation)
     for anomaly in dict.fromkeys(h.anomalies):
         out.append(Violation("I4", None, anomaly))
-    firsts: dict[int, int | None] = {}
+    convicted: dict[int, frozenset[int | None]] = {}
     for s in honest:
         blames = h.blames(s)
         for b in blames:
             if b.seat is not None and b.seat not in malicious:
                 out.append(Violation("I1", s, f"seat {s} blamed honest seat {b.seat} for {b.rule}: {b.message[:160]}"))
                 break
-        if blames:
-            firsts[s] = blames[0].seat
-    # I2: the same verdict, or all stopped with nobody convicted.
+        convicted[s] = frozenset(b.seat for b in blames)
+    # I2: the same convicted seats, or all stopped with nobody convicted.
     ended = {s: h.sessions[s].stage in ("stopped", "ended") for s in honest}
-    named = {firsts.get(s) for s in honest if ended[s]}
+    named = {convicted[s] for s in honest if ended[s]}
     if any(ended.values()) and (not all(ended.values()) or len(named) > 1):
         verdicts = "; ".join(f"{s}: {_verdict(h, s)}" for s in honest)
         out.append(Violation("I2", None, f"honest seats disagree: {verdicts}"))
@@ -1573,6 +1593,22 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
                     )
                 )
     return out
+
+
+def waiting_blames(session: TableSession) -> set[int]:
+    """The seats whose blame waits at `session` to be decided: live (`pending_blames`), or at a seat
+    stopped for it (`late_blames`, after `blame._halt_for_waiting_blame`)."""
+    return set(session.pending_blames) | set(session.late_blames)
+
+
+def settled(session: TableSession) -> str:
+    """`session`'s stage once its verdict has settled: a seat that convicted is ticked to its
+    `listen_until` (`blame.settle_verdict`), as a runner does; any other is left as it is."""
+    until = session.listen_until()
+    unsettled = session.convicted or session.stopped is None  # a verdict, or a halt not shown yet
+    if session.stage == "stopped" and unsettled and until is not None and session.now < until:
+        session.tick(until)
+    return session.stage
 
 
 TICK = 0.25  # lanplay's runner gives the session time this often (lanplay/runner.py TICK)

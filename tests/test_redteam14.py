@@ -16,7 +16,7 @@ from test_stop_not_final import table
 
 from protocol.session import Blamed, Output, Send, TableSession
 from protocol.signed import SignedMessage
-from protocol.testing import Harness
+from protocol.testing import Harness, settled
 
 ALICE, MALLORY, BOB = 0, 1, 2
 
@@ -111,8 +111,8 @@ def declined_then_vouched(unsteady: bool) -> tuple[TableSession, TableSession]:
 @pytest.mark.parametrize("unsteady", [True, False], ids=["link-flapped", "past-own-window"])
 def test_declined_fault_of_play_converts_on_the_vouching_blame(unsteady: bool) -> None:
     alice, bob = declined_then_vouched(unsteady)
-    assert alice.stage == "ended" and alice.blame is not None and alice.blame.seat == MALLORY
-    assert bob.stage == "ended" and bob.blame is not None and bob.blame.seat == MALLORY, (
+    assert settled(alice) == "ended" and alice.blame is not None and alice.blame.seat == MALLORY
+    assert settled(bob) == "ended" and bob.blame is not None and bob.blame.seat == MALLORY, (
         f"Alice convicted Mallory, Bob is {bob.stage}"
     )
 
@@ -135,7 +135,7 @@ def test_fault_at_the_window_edge_to_one_seat_convicts_at_both() -> None:
     assert verdicts(out_alice) == [MALLORY], out_alice  # the attack fired: a verdict at the very edge
     blame = own_message(out_alice, "blame")
     out_bob = bob.receive(ALICE, blame, t + step + 0.15)
-    assert bob.stage == "ended" and bob.blame is not None and bob.blame.seat == MALLORY, out_bob
+    assert settled(bob) == "ended" and bob.blame is not None and bob.blame.seat == MALLORY, out_bob
     assert all(s.blame is None or s.blame.seat == MALLORY for s in (alice, bob))  # I1
 
 

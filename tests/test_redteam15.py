@@ -5,8 +5,8 @@ and convicts once another seat's blame naming the same accused makes `blame._may
 Four seats, driven seat by seat with explicit clocks as tests/test_redteam14.py: Alice and Bob run the
 real `TableSession`; Mallory (seat 1) and her colluder Carol (seat 3) are modified clients that sign
 what they like with their own keys (their sessions serve only to sign in chain order). An attack
-withstood is a plain test; #1 (a forked vouch) is fixed and passes; #2 (two cheaters vouching crosswise)
-is a strict xfail: the open limit of one verdict per seat, docs/PROTOCOL.md Limits.
+withstood is a plain test; #1 (a forked vouch) and #2 (two cheaters vouching crosswise) are fixed and
+pass as the attacks.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from test_stop_not_final import dealt
 from engine.api import JSONObject
 from protocol.session import Output, Send, TableSession
 from protocol.signed import SignedMessage, sign_message
-from protocol.testing import Harness
+from protocol.testing import Harness, settled
 
 ALICE, MALLORY, BOB, CAROL = 0, 1, 2, 3
 HONEST = (ALICE, BOB)
@@ -70,7 +70,8 @@ def blame_by(h: Harness, author: int, accused: int | None, *, seq_of: SignedMess
 
 
 def named(s: TableSession) -> tuple[str, int | None]:
-    return s.stage, (s.blame.seat if s.blame is not None else None)
+    """The seat's end once its verdict has settled (`settled`)."""
+    return settled(s), (s.blame.seat if s.blame is not None else None)
 
 
 def gossip(outputs: Sequence[object], sender: int, to: TableSession, at: float) -> list[Output]:
@@ -129,7 +130,9 @@ def test_a_forked_vouch_converts_one_honest_seat_only(how: str) -> None:
     assert named(bob) == named(alice) == ("ended", MALLORY), f"Alice {named(alice)}, Bob {named(bob)}"
 
 
-# BROKE (I2), idea 3: two cheaters, each with a fault past every own window (declined at Alice and Bob:
+# FIXED (I2; was a strict xfail): a verdict settles at listen_until over every seat convicted by then, the
+# lowest shown (`blame.settle_verdict`), so both honest seats convict both cheaters.
+# The attack, idea 3: two cheaters, each with a fault past every own window (declined at Alice and Bob:
 # declined_proofs holds both). At stop + 3.5 s (inside every k = 1 window) Carol's blame naming Mallory
 # goes to Alice alone and Mallory's naming Carol to Bob alone: Alice converts on Mallory, Bob on Carol;
 # each one's blame then reaches the other, ended. Both guilty (I1 holds) but the honest seats name
@@ -139,7 +142,6 @@ def test_a_forked_vouch_converts_one_honest_seat_only(how: str) -> None:
 # but decides only at listen_until, on a deterministic choice (lowest seat) among the accused it could
 # convict; or at least convert on the lowest declined accused whose window is open, and let a later
 # honest blame naming a lower seat within window replace an ended verdict (harder).
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="red team 15 #2: two cheaters split I2")
 def test_two_cheaters_vouch_for_each_other_and_split_the_honest_seats() -> None:
     h, alice, bob = stopped_table()
     late = faults_past_every_own_window(h, (MALLORY, CAROL))
@@ -152,6 +154,7 @@ def test_two_cheaters_vouch_for_each_other_and_split_the_honest_seats() -> None:
     gossip(out_bob, BOB, alice, late + 1.1)
     assert all(named(s)[1] in (MALLORY, CAROL) for s in (alice, bob))  # I1 holds
     assert named(alice) == named(bob), f"Alice {named(alice)}, Bob {named(bob)}"
+    assert set(alice.convicted) == set(bob.convicted) == {MALLORY, CAROL}
 
 
 # Held (idea 2): Carol blames honest Alice (k for Alice grows at Bob) and then Alice again and nobody

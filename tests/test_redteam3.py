@@ -39,6 +39,7 @@ from protocol.testing import (
     Strategy,
     shadow_messages,
     table_id,
+    waiting_blames,
 )
 from protocol.testing import test_identity as identity_for
 
@@ -162,8 +163,8 @@ def test_a_pending_blame_is_not_checked_again_on_every_duplicate(monkeypatch: py
     attack = HeavyPendingBlame()
     h = Harness("sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
                 catch=True, faults=Faults(gossip_delay=0.05))
-    h.run(until=lambda x: bool(x.sessions[1].pending_blames), max_deliveries=60_000, tick_every=TICK, max_time=100)
-    assert attack.blame is not None and 2 in h.sessions[1].pending_blames
+    h.run(until=lambda x: bool(waiting_blames(x.sessions[1])), max_deliveries=60_000, tick_every=TICK, max_time=100)
+    assert attack.blame is not None and 2 in waiting_blames(h.sessions[1])
     checks = [0]
     verify = signed_module.SignedMessage.verify
 

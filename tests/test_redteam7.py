@@ -26,7 +26,7 @@ from protocol.signed import SignedMessage, sign_message
 from protocol.table import TableSession
 from protocol.table._state import MAX_OWN_EVIDENCE_BYTES
 from protocol.table.values import Dealt
-from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy
+from protocol.testing import KEEP, TICK, AttackContext, Emit, Faults, Harness, Strategy, waiting_blames
 
 # --- 1: a claimant that moved on past its claim, stuck at its own move, claimed by two colluders ------
 
@@ -321,8 +321,8 @@ def test_a_pending_blames_items_are_not_verified_on_every_input(monkeypatch: pyt
         "sixth-sense", 3, {}, seed=3, step_timeout=STEP, turn_timeout=3 * STEP, adversaries={2: attack},
         catch=True, faults=Faults(gossip_delay=0.05),
     )  # fmt: skip
-    h.run(until=lambda x: bool(x.sessions[1].pending_blames), max_deliveries=60_000, tick_every=TICK, max_time=100)
-    assert attack.blame is not None and 2 in h.sessions[1].pending_blames
+    h.run(until=lambda x: bool(waiting_blames(x.sessions[1])), max_deliveries=60_000, tick_every=TICK, max_time=100)
+    assert attack.blame is not None and 2 in waiting_blames(h.sessions[1])
     checks = [0]
     verify = signed_module.SignedMessage.verify
 

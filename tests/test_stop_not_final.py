@@ -18,7 +18,7 @@ from protocol.errors import ProtocolError
 from protocol.session import Blamed, Refused, Send, Stopped, TableSession
 from protocol.signed import SignedMessage, sign_message
 from protocol.table._state import MAX_SMALL_DEPTH
-from protocol.testing import KEEP, AttackContext, Emit, Faults, Harness, Strategy
+from protocol.testing import KEEP, AttackContext, Emit, Faults, Harness, Strategy, settled
 
 ALICE, MALLORY, BOB = 0, 1, 2
 
@@ -66,7 +66,7 @@ def test_a_stopped_seat_turns_its_stop_into_the_conviction_another_seat_reached(
     out = alice.receive(BOB, own_message(convicted, "blame"), h.now + 0.1)
     blames = [o for o in out if isinstance(o, Blamed)]
     assert [(b.seat, b.rule) for b in blames] == [(MALLORY, "P-1.3")], out
-    assert alice.stage == "ended" and alice.blame == blames[0]
+    assert settled(alice) == "ended" and alice.blame == blames[0]
     # Alice publishes the same checkable verdict, so a third seat still stopped reaches it from her too.
     assert own_message(out, "blame")
 
@@ -76,7 +76,7 @@ def test_a_fault_sent_to_a_stopped_seat_itself_convicts_there() -> None:
     alice = stopped_by_mallory(h)
     out = alice.receive(MALLORY, junk_from_mallory(h).to_wire(), h.now + 0.1)
     assert [(b.seat, b.rule) for b in out if isinstance(b, Blamed)] == [(MALLORY, "P-1.3")], out
-    assert alice.stage == "ended"
+    assert settled(alice) == "ended"
 
 
 def test_a_blame_that_needs_the_play_leaves_a_stopped_seat_stopped() -> None:
@@ -163,7 +163,7 @@ def test_a_stopped_seat_convicts_a_fault_of_play_that_comes_after_its_stop() -> 
     assert shown is not None
     out = alice.receive(MALLORY, shown.to_wire(), h.now + 0.1)
     assert [(b.seat, b.rule) for b in out if isinstance(b, Blamed)] == [(MALLORY, "P-5.1")], out
-    assert alice.stage == "ended" and own_message(out, "blame")
+    assert settled(alice) == "ended" and own_message(out, "blame")
 
 
 def test_one_of_claims_never_convert_a_stop() -> None:
@@ -347,7 +347,7 @@ def test_another_seats_blame_widens_the_window_by_one_step() -> None:
         out = alice.receive(BOB, own_message(convicted, "blame"), h.now + late * step)
         blames = [(b.seat, b.rule) for b in out if isinstance(b, Blamed)]
         assert blames == ([(MALLORY, "P-1.3")] if converts else []), (late, out)
-        assert alice.stage == ("ended" if converts else "stopped")
+        assert settled(alice) == ("ended" if converts else "stopped")
 
 
 def test_a_seat_whose_link_just_came_back_opens_no_window_of_its_own() -> None:

@@ -20,7 +20,7 @@ from protocol.session import CHOICE_TAG, Blamed, NetworkLost, Send, Stopped, Tab
 from protocol.signed import SignedMessage, sign_message
 from protocol.table._round import _PrivateFault
 from protocol.table._state import MAX_HELD_BYTES
-from protocol.testing import Faults, Harness
+from protocol.testing import Faults, Harness, settled
 
 MALLORY = 1
 
@@ -388,7 +388,7 @@ def test_a_seat_that_declared_the_game_over_still_convicts_a_fork_of_the_last_me
     out = alice.receive(2, blame.to_wire(), h.now + 1)
     blames = [o for o in out if isinstance(o, Blamed)]
     assert blames and blames[0].seat == MALLORY, out
-    assert alice.stage == "ended"
+    assert settled(alice) == "ended"
     # A blame after the game that proves nothing here does not reopen it (I1).
     h2 = Harness("sixes", 3, {"chips": 1}, seed=74)
     h2.run()

@@ -80,7 +80,10 @@ class SessionCore:
         self.stage: Stage = "seed"
         self.now = now
         self.disconnected: dict[int, float] = {}
-        self.blame: Blamed | None = None
+        self.blame: Blamed | None = None  # the verdict: the first conviction, final the lowest (`settle_verdict`)
+        self.convicted: dict[int | None, Blamed] = {}  # every seat this seat convicted (I2: a set, not a race)
+        self.halted_by: SignedMessage | None = None  # the blame that stopped this seat's play (`_halt_...`)
+        self.blames_unjudged = 0  # other seats' blames chained here, not handled yet (`_halt_for_waiting_blame`)
         self.rounds: list[RoundRecord] = []
         self.seed_commits: dict[int, Commitment] = {}
         self.seed_reveals: dict[int, bytes] = {}
@@ -183,6 +186,10 @@ class SessionCore:
 
         def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None: ...
         def _convert_declined(self) -> bool: ...
+
+        def settle_verdict(self) -> bool: ...
+
+        def _halt_for_waiting_blame(self) -> None: ...
 
         def _card_reference(self, card_json: object) -> JSONObject: ...
 

@@ -10,12 +10,15 @@ through `SessionCore._enter`, which refuses a transition that is not in `TRANSIT
 | play | audit | the engine ends the round (or cannot finish it with partial knowledge) | |
 | audit | deal | every seat's secrets reproduce the round: it is confirmed (P-5.2) | I1 |
 | audit | over | ... and it was the last round | |
-| any | ended | a fault proven by signed evidence every seat checks, or every other seat's timeout claim | I1, I2 |
-| over | ended | a fork of a message this seat holds shows after the game (equivocation, or a blame proving it) | I2 |
-| any | stopped | a claim or blame this seat cannot confirm, or another seat's stop: nobody convicted | I2 |
-| stopped | ended | a fault found or checked after its stop, within its window (`blame._may_convict`) | I2 |
+| any | stopped | a conviction (`convicted`): a fault proven by evidence every seat checks, or every | I1, I2 |
+| | | other seat's timeout claim; over too, for a fork shown after the game | |
+| any | stopped | a claim or blame this seat cannot confirm, another seat's stop, another seat's blame | I2 |
+| | | not decided at once (`blame._halt_for_waiting_blame`): nobody convicted yet | |
+| stopped | ended | `listen_until`, with a conviction: the lowest seat convicted (`blame.settle_verdict`) | I2 |
 
-`ended` is final: a verdict. `stopped` is not, because a stop and a verdict can be reached at one
+`ended` is final: a verdict, every seat convicted within the windows (`blame._may_convict`) by
+`listen_until`, so two cheaters whose faults reach the honest seats in different orders are both
+convicted at every one (red teams 15 #2, 16 #2). `stopped` is not, because a stop and a verdict can be reached at one
 instant at two seats (red teams 7, 8 and 10: a cheater's own fault to one seat and a bare `stop` to
 another; the last claim timed at the mark of twice the limit; a fault of play answering the first
 seat's stop, sent to the other seat alone). A stopped seat decides nothing and sends nothing of its
@@ -59,7 +62,6 @@ TRANSITIONS: frozenset[tuple[Stage, Stage]] = frozenset(
         ("play", "audit"),
         ("audit", "deal"),
         ("audit", "over"),
-        *((stage, "ended") for stage in ("seed", "deal", "play", "audit", "over")),
         *((stage, "stopped") for stage in ("seed", "deal", "play", "audit", "over")),
         ("stopped", "ended"),
     }

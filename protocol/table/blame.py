@@ -22,24 +22,80 @@ from protocol.table._state import (
     PRIVATE_KINDS,
     PUBLIC_KINDS,
 )
-from protocol.table.values import Blamed, Refused, Send, private_channel
+from protocol.table.values import Blamed, Refused, Send, Stopped, private_channel
 
 
 class BlameMixin(SessionCore):
     def _blame(self, seat: int | None, rule: str, message: str, evidence: tuple[JSONObject, ...] = ()) -> None:
-        """This seat's verdict, final (`ended`). A stopped seat reaches one as a live seat would, on
-        what its silent play finds (`inbox._shadow`) or on another seat's evidence it checks: the
-        conviction another seat reached at the instant this one stopped (I2)."""
-        if self.stage == "ended":
+        """This seat convicts `seat`: the blame is published at once, and the seat stops deciding, but
+        the verdict is final (`ended`) only at `listen_until` (`settle_verdict`): until then it listens
+        as a stopped seat does and convicts every other seat it can prove guilty within its window, so
+        that two cheaters whose faults reach two honest seats in different orders are both named at
+        both (I2; red team 15 #2). A stopped seat reaches a conviction as a live seat would, on what its
+        silent play finds (`inbox._shadow`) or on another seat's evidence it checks."""
+        if self.stage == "ended" or seat in self.convicted:
             return
         if not self._may_convict(seat):
             self._decline(seat, rule, message, evidence)
             return
         blame = Blamed(seat, rule, message, evidence)
-        self.blame = blame
+        self.convicted[seat] = blame
+        self.declined_proofs.pop(seat, None)
+        if self.blame is None:
+            self.blame = blame
         self._out.append(blame)
         self._publish_quoting("blame", {"seat": seat, "rule": rule, "message": message}, evidence)
+        if self.stop_known_at is None:  # this seat's own conviction is the first end it knows of
+            self.stop_known_at, self.own_window = self.now, True
+        if self.stage != "stopped" and not self.silent:  # in the shadow, `inbox._shadow` puts it back
+            self.shadow_stage = self.stage
+            self._enter("stopped")
+
+    def _halt_for_waiting_blame(self) -> None:
+        """Another seat's blame chained here that this seat's play has not decided once its input is
+        handled (its turn in the author's chain has not come, or its evidence is not checkable yet):
+        its author listens only until its own `listen_until`, so this seat stops deciding now and
+        judges on in silence from where its play got to (`inbox._shadow`). Silent play waits for no
+        private message (a deal without this seat's hand, a peek answer), so it reaches the blame's
+        point within the window the blame's vouch gives (red team 11 #6: a seat waiting live for hand
+        keys a cheater kept back reached the fault only after its own clock stopped it, past every
+        window). What it finds there convicts as anywhere; if nothing does by `listen_until`, it stops
+        with nobody convicted. A blame decided at once is judged live as before (`_on_blame`), and so is
+        one resting on timeout claims: those this seat judges on its own clock (`clocks._judge_claims`),
+        and a claim naming no seat (X-2.2) only while it plays, since who owes such a step follows from
+        the blames waiting here, which a stopped seat no longer follows (red team 9 #4)."""
+        if self.stage in ("stopped", "ended", "over") or self.silent or not self.blames_unjudged:
+            return
+        waiting = next((m for q in self.inbox for m in q if m.kind == "blame" and not _rests_on_claims(m)), None)
+        if waiting is None:
+            return
+        author = self.seat_of.get(waiting.author)
+        self.halted_by = waiting
+        self.pending_blames.clear()
+        self.shadow_stage = self.stage
+        # Published, so no seat still playing waits for this one's next step and claims it (I1): a
+        # stop at every seat, each judging on in silence. Shown only if nothing convicts by the end.
+        why = f"seat {author} published a blame: this seat stops and judges it"
+        self._publish_quoting("stop", {"rule": "P-5.2", "message": why}, (waiting.to_json(),))
+        self._enter("stopped")
+
+    def settle_verdict(self) -> bool:
+        """At `listen_until` a seat that convicted ends (`stopped -> ended`): no other seat can convict
+        anyone more after it (`_may_convict`), so every honest seat holds the same convicted seats, and
+        the verdict shown is the lowest of them (`blame`), alike everywhere (I2). True when it ended."""
+        until = self.listen_until()
+        if self.stage != "stopped" or until is None or self.now < until:
+            return False
+        if not self.convicted:
+            if self.stopped is None and self.halted_by is not None:  # nothing proved the blame here
+                seat = self.seat_of.get(self.halted_by.author)
+                why = f"seat {seat} published a blame this seat could not confirm: the table could not agree"
+                self.stopped = Stopped("P-5.2", why, (self.halted_by.to_json(),))
+                self._out.append(self.stopped)
+            return False
+        self.blame = self.convicted[min(self.convicted, key=lambda s: -1 if s is None else s)]
         self._enter("ended")
+        return True
 
     def _may_convict(self, accused: int | None) -> bool:
         """I2 once a stop is known here: a verdict on `accused` only within k + 1 steps of this seat
@@ -396,6 +452,13 @@ class BlameMixin(SessionCore):
         except CheatDetected as exc:
             return exc.seat == accused
         return False
+
+
+def _rests_on_claims(blame: SignedMessage) -> bool:
+    """A blame whose evidence holds a timeout claim: a conviction for withholding (P-5.3)."""
+    evidence = blame.body.get("evidence")
+    items = evidence if isinstance(evidence, list) else []
+    return any(isinstance(item, dict) and item.get("kind") == "timeout" for item in items)
 
 
 def _item_key(signed: SignedMessage) -> str:

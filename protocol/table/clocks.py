@@ -44,6 +44,7 @@ class ClockMixin(SessionCore):
                 # without this seat's hand, `deal._try_deal`; a move behind a withheld peek answer,
                 # `play._on_move`) can go on now (red team 12 #1).
                 self._pump_safely()
+                self.settle_verdict()
         except Exception as exc:  # I3
             self._out.append(Refused(None, "P-1.3", f"time could not be handled (internal error): {exc!r}"))
         self._touch_clocks()

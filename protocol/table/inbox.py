@@ -175,14 +175,17 @@ class InboxMixin(SessionCore):
         self.inbox[author].append(msg)
         # I2: what the schedule of `blame._may_convict` counts is taken as the message is chained, not
         # when its turn to be handled comes (red team 13 #1: a stop held behind moves not yet takeable).
-        if msg.kind == "stop" and self.stop_known_at is None:
+        # A blame is an end as a stop is: the seat that published it convicts and listens only until its
+        # `listen_until`, so every other seat's window must open within a delivery of its own (I2).
+        if msg.kind in ("stop", "blame") and self.stop_known_at is None:
             self.stop_known_at = self.now
             # Red team 13 #4: a seat that was away (a link down, the laptop asleep) while the stop went
             # round hears of it late, and a window of its own would open late: it gets none.
             away = bool(self.disconnected) or self.now - self.steady_since < self.settings.convert_step
             self.own_window = not away
-        elif msg.kind == "blame":
+        if msg.kind == "blame":
             self._note_vouch(author, msg)
+            self.blames_unjudged += 1
         if forward:  # gossip: what one seat was told, every seat is told (catches equivocation), and
             # whoever it came from: a message an honest seat built on then reaches every honest seat (I1)
             self._out.append(Send(None, msg.to_wire(), forward=True))
@@ -268,6 +271,7 @@ class InboxMixin(SessionCore):
             self._blame_equivocation(exc)
         except CheatDetected as exc:
             self._blame(exc.seat, exc.rule, exc.message)
+        self._halt_for_waiting_blame()
 
     def _pump(self) -> None:
         """Handle queued messages, each author's in order, until none can go further now."""
@@ -290,11 +294,13 @@ class InboxMixin(SessionCore):
                         if isinstance(exc, EquivocationDetected):
                             raise
                         self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(), *exc.evidence))
-                        return
+                        progress = True  # a conviction ends nothing yet: the seat judges on (`blame._blame`)
+                        break
                     except RuleError as exc:
                         self._consumed(queue, public, seat)
                         self._blame(seat, exc.rule, exc.message, (msg.to_json(),))
-                        return
+                        progress = True
+                        break
                     except _Aborted:
                         self._consumed(queue, public, seat)  # the round stops for the audit (P-5.2)
                         progress = True
@@ -306,7 +312,8 @@ class InboxMixin(SessionCore):
                             # its author's fault, and every seat sees the same message.
                             why = f"seat {seat}'s {msg.kind!r} message is malformed: {exc.message}"
                             self._blame(seat, exc.rule, why, (msg.to_json(),))
-                            return
+                            progress = True
+                            break
                         self._out.append(Refused(seat, exc.rule, exc.message))
                         continue
                     if not done:
@@ -316,9 +323,11 @@ class InboxMixin(SessionCore):
             if self.stage == "stopped" and self.late_blames and self._reread_late_blames():
                 progress = True
             if self.stage == "stopped" and self.declined_proofs and self._convert_declined():
-                return
+                progress = True
 
     def _consumed(self, queue: deque[SignedMessage], public: bool, seat: int) -> None:
+        if public and seat != self.me and queue[0].kind == "blame":
+            self.blames_unjudged -= 1
         queue.popleft()
         self.progress += 1
         if public:

@@ -77,6 +77,7 @@ class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, Audi
             else:
                 self._accept_public(sender, msg)
             self._pump()
+            self._halt_for_waiting_blame()
         except EquivocationDetected as exc:
             self._blame_equivocation(exc)
         except CheatDetected as exc:
