@@ -168,6 +168,16 @@ class SessionCore:
                 # input that brought it, so a replay counts it too (red team 16 #3). At most n per accused.
                 self.last_input_kept = True
 
+    def _end_known(self) -> None:
+        """The first end this seat knows of (a stop chained, its own conviction, a halt for a blame):
+        the windows of `blame._may_convict` open now. A seat that was away then (a link down, just
+        back) may hear of it long after the others and gets no window of its own (red team 13 #4 for
+        a stop; red team 17 #6 for a conviction reached on a fault the others' gossip brought late)."""
+        if self.stop_known_at is None:
+            self.stop_known_at = self.now
+            away = bool(self.disconnected) or self.now - self.steady_since < self.settings.convert_step
+            self.own_window = not away
+
     def _enter(self, stage: Stage) -> None:
         """Every change of stage goes through the one table of transitions (`_state.TRANSITIONS`)."""
         if (self.stage, stage) not in TRANSITIONS:

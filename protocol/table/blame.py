@@ -45,8 +45,7 @@ class BlameMixin(SessionCore):
             self.blame = blame
         self._out.append(blame)
         self._publish_quoting("blame", {"seat": seat, "rule": rule, "message": message}, evidence)
-        if self.stop_known_at is None:  # this seat's own conviction is the first end it knows of
-            self.stop_known_at, self.own_window = self.now, True
+        self._end_known()
         if self.stage != "stopped" and not self.silent:  # in the shadow, `inbox._shadow` puts it back
             self.shadow_stage = self.stage
             self._enter("stopped")
@@ -71,6 +70,7 @@ class BlameMixin(SessionCore):
             return
         author = self.seat_of.get(waiting.author)
         self.halted_by = waiting
+        self._end_known()
         self.pending_blames.clear()
         self.shadow_stage = self.stage
         # Published, so no seat still playing waits for this one's next step and claims it (I1): a

@@ -175,14 +175,12 @@ class InboxMixin(SessionCore):
         self.inbox[author].append(msg)
         # I2: what the schedule of `blame._may_convict` counts is taken as the message is chained, not
         # when its turn to be handled comes (red team 13 #1: a stop held behind moves not yet takeable).
-        # A blame is an end as a stop is: the seat that published it convicts and listens only until its
-        # `listen_until`, so every other seat's window must open within a delivery of its own (I2).
-        if msg.kind in ("stop", "blame") and self.stop_known_at is None:
-            self.stop_known_at = self.now
-            # Red team 13 #4: a seat that was away (a link down, the laptop asleep) while the stop went
-            # round hears of it late, and a window of its own would open late: it gets none.
-            away = bool(self.disconnected) or self.now - self.steady_since < self.settings.convert_step
-            self.own_window = not away
+        # A blame opens the windows only where it stops this seat (`blame._blame`, `_halt_for_waiting_blame`):
+        # one this seat drops as groundless, or judges on its own clock (claims), must not close them on
+        # the accused's later faults (a cheater's blame resting on its own claim would then let it
+        # withhold for good, convicted nowhere).
+        if msg.kind == "stop":
+            self._end_known()
         if msg.kind == "blame":
             self._note_vouch(author, msg)
             self.blames_unjudged += 1
