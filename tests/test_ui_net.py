@@ -223,7 +223,7 @@ def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
     model, table = _stub_table()
     waiting = Waiting((1, 2), "choose (play)", False, 0.0)
     session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
-    runner: Any = SimpleNamespace(connected={1, 2})
+    runner: Any = SimpleNamespace(connected={1, 2}, network_lost=False)
     table._show_waiting(session, runner)
     assert "waiting for Bob and Cor" in screen_text(model)
     runner.connected = {2}  # Bob's link went down
@@ -232,6 +232,28 @@ def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
     runner.connected = {1, 2}
     table._show_waiting(session, runner)
     assert "waiting for Bob and Cor" in screen_text(model)
+
+
+def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game_is_not_over() -> None:
+    """Issue 9, finding 9 (I4): with every link down this laptop says it lost the network, rather than
+    waiting on every other seat's laptop; given up after the reconnect limit, the game is not over:
+    no winners, and the screen says how to resume."""
+    model, table = _stub_table()
+    waiting = Waiting((1, 2), "choose (play)", False, 0.0)
+    session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
+    runner: Any = SimpleNamespace(connected=set(), network_lost=True)
+    table._show_waiting(session, runner)
+    text = screen_text(model)
+    assert "lost the network: no link to any other seat" in text
+    assert "reconnect" not in text.split("lost the network")[0]
+    record: Any = None
+    table._finish(Outcome(record, None, None, network_lost=True))
+    over = model.game_over
+    assert over is not None and over.network_lost and over.stopped and over.winners == ()
+    text = screen_text(model)
+    assert "Lost the network: the game is not over" in text and "Game over" not in text
+    assert "lanplay again (r in the lobby) to resume" in " ".join(text.split())
+    assert "Winner" not in text
 
 
 def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:

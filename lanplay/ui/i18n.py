@@ -88,6 +88,9 @@ EN: dict[str, str] = {
     "help_keys": "?/Esc close · ↑↓ scroll",
     "game_over": "Game over",
     "game_stopped": "Game stopped",
+    "game_network_lost": "Lost the network: the game is not over",
+    "game_network_resume": "No link to any other seat for the whole reconnect limit; nobody was blamed. Run "
+    "lanplay again (r in the lobby) to resume where the game was.",
     "winner_is": "Winner: {names}",
     "winners_are": "Winners: {names}",
     "final_table": "Final table",
@@ -157,6 +160,7 @@ EN: dict[str, str] = {
     "net_dealing": "shuffling and dealing…",
     "net_auditing": "checking the round (audit)…",
     "net_saving": "game over: saving the record…",
+    "net_lost": "lost the network: no link to any other seat (blaming nobody; waiting for it to come back)",
     "ev_seats": "At the table: {names}",
     "ev_barred": "{name} ({fingerprint}) is barred from this table: {why}. "
     "The seat order is drawn again without them.",
@@ -380,6 +384,9 @@ NL: dict[str, str] = {
     "help_keys": "?/Esc sluiten · ↑↓ scrollen",
     "game_over": "Spel voorbij",
     "game_stopped": "Spel gestopt",
+    "game_network_lost": "Netwerk kwijt: het spel is niet voorbij",
+    "game_network_resume": "Geen verbinding met een andere plaats, de hele wachttijd lang; niemand is beschuldigd. "
+    "Start lanplay opnieuw (r in de lobby) om verder te spelen waar het spel was.",
     "winner_is": "Winnaar: {names}",
     "winners_are": "Winnaars: {names}",
     "final_table": "Eindstand",
@@ -447,6 +454,7 @@ NL: dict[str, str] = {
     "net_dealing": "schudden en delen…",
     "net_auditing": "de ronde wordt gecontroleerd…",
     "net_saving": "spel voorbij: het verslag wordt bewaard…",
+    "net_lost": "netwerk kwijt: geen verbinding met een andere plaats (niemand beschuldigd; wachten tot het terug is)",
     "ev_seats": "Aan tafel: {names}",
     "ev_barred": "{name} ({fingerprint}) mag niet meer aan deze tafel: {why}. "
     "De plaatsen worden opnieuw geloot zonder hen.",

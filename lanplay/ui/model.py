@@ -102,6 +102,7 @@ class GameOver:
     totals: tuple[int, ...]
     record_path: str | None
     stopped: bool = False  # left before the end (a record of the rounds so far)
+    network_lost: bool = False  # no link for the whole reconnect limit: not over, the journal resumes it
 
 
 Submit = Callable[[Any], None]
@@ -276,9 +277,14 @@ class TableModel:
         self._changed()
 
     def set_game_over(
-        self, winners: Sequence[int], totals: Sequence[int], record_path: str | None, stopped: bool = False
+        self,
+        winners: Sequence[int],
+        totals: Sequence[int],
+        record_path: str | None,
+        stopped: bool = False,
+        network_lost: bool = False,
     ) -> None:
-        self.game_over = GameOver(tuple(winners), tuple(totals), record_path, stopped)
+        self.game_over = GameOver(tuple(winners), tuple(totals), record_path, stopped or network_lost, network_lost)
         self.moves, self.choices, self.kind, self.question = (), (), "", None
         self.waiting = ()
         self.confirm_quit = False

@@ -555,6 +555,8 @@ class NetTable:
         status: str | None = None
         if session.stage == "over":
             status = "net_saving"
+        elif runner.network_lost:  # every link down: "waiting for everyone to reconnect" would blame the others
+            status = "net_lost"
         elif waiting is not None:
             others = [s for s in waiting.seats if s != me]
             gone = tuple(s for s in others if s in self._ever_connected and s not in runner.connected)
@@ -581,10 +583,13 @@ class NetTable:
         self.record_path = self._keep_record(outcome.record_path)
         state = session.full_state if session is not None else None
         totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
-        stopped = outcome.blame is not None or outcome.stopped is not None
+        stopped = outcome.blame is not None or outcome.stopped is not None or outcome.network_lost
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
-        model.set_game_over(winners, totals, str(shown) if shown is not None else None, stopped=stopped)
+        model.set_game_over(
+            winners, totals, str(shown) if shown is not None else None, stopped=stopped,
+            network_lost=outcome.network_lost,
+        )  # fmt: skip
 
     def _keep_record(self, path: Path | None) -> Path | None:
         """The record into the data dir's records (from a `table_dir` of its own), and its copy."""

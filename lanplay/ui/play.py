@@ -130,7 +130,8 @@ def play_net_table(
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
         return 0
-    if table.runner is not None and (table.outcome is not None or table.left_early):
+    lost = table.outcome is not None and table.outcome.network_lost  # not over: the same command resumes it
+    if table.runner is not None and ((table.outcome is not None and not lost) or table.left_early):
         forget_bots(directory, table.runner.plan)
     path = table.shown_record or table.record_path
     if path is not None:

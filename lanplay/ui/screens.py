@@ -361,7 +361,10 @@ def game_over_lines(model: TableModel) -> Lines:
     over = model.game_over
     if over is None:
         return []
-    lines: Lines = [text_line(model.text("game_stopped" if over.stopped else "game_over"), "class:label")]
+    title = "game_network_lost" if over.network_lost else "game_stopped" if over.stopped else "game_over"
+    lines: Lines = [text_line(model.text(title), "class:label")]
+    if over.network_lost:
+        lines.extend(wrap_text(model.text("game_network_resume"), game_over_width(model) - 3))
     if over.winners and not over.stopped:
         names = model.name_list(over.winners)
         lines.append(text_line(model.text("winner_is" if len(over.winners) == 1 else "winners_are", names=names),
