@@ -24,7 +24,7 @@ from protocol.identity import Identity
 from protocol.signed import ZERO_DIGEST, ChainTracker, EquivocationDetected, SignedMessage
 from protocol.table._round import _is_seat, _Round
 from protocol.table._state import TRANSITIONS, Stage
-from protocol.table.values import Blamed, Output, Stopped, TableSettings, private_channel
+from protocol.table.values import Blamed, Output, Send, Stopped, TableSettings, private_channel
 
 
 def _secret_fraction(identity: Identity, table: str) -> float:
@@ -154,10 +154,14 @@ class SessionCore:
 
     def _note_vouch(self, author: int, blame: SignedMessage) -> None:
         """A signed blame of `author` naming a seat widens this seat's window for that seat
-        (`blame._may_convict`), whether it is chained here, held out of order (`inbox._hold`) or is half
-        of a fork of `author`'s chain (red team 15 #1: a colluder's forked blame vouched at one honest
-        seat and was never chained at the other; red team 16 #1: one past a fork, held for good here).
-        A vouch convicts nobody by itself: a verdict still needs its proof."""
+        (`blame._may_convict`), whether or not it is ever chained here (`inbox._vouch`: red team 15 #1,
+        a colluder's forked blame vouched at one honest seat and was never chained at the other; red
+        team 16 #1, one past a fork, held for good here). A vouch convicts nobody by itself: a verdict
+        still needs its proof. Each vouch is passed on as this seat first counts it: Dolev-Strong needs
+        every vouch to travel with the value, so that a conviction at the edge of a window it widened
+        here reaches every honest seat with the same vouches, within its own wider window (red team 18
+        #2 to #4: a vouch held, quoted in a blame's evidence, or over its author's quota widened one
+        honest seat's window alone)."""
         accused = blame.body.get("seat")
         if accused is None or _is_seat(accused, self.n):
             assert accused is None or isinstance(accused, int)
@@ -167,6 +171,7 @@ class SessionCore:
                 # A fork half is never chained, yet its vouch widens a window: the runner journals the
                 # input that brought it, so a replay counts it too (red team 16 #3). At most n per accused.
                 self.last_input_kept = True
+                self._out.append(Send(None, blame.to_wire(), forward=True))
 
     def _end_known(self) -> None:
         """The first end this seat knows of (a stop chained, its own conviction, a halt for a blame):

@@ -227,11 +227,15 @@ class BlameMixin(SessionCore):
         if seat is None or not _is_seat(accused, self.n) or not isinstance(evidence, list) or not isinstance(rule, str):
             return
         assert isinstance(accused, int)
-        if self._convert_declined():  # this blame vouches for a proof declined here (red team 14 #1)
-            return
+        converted = self._convert_declined()  # this blame vouches for a proof declined here (red team 14 #1)
         items = tuple(item for item in evidence if isinstance(item, dict))
         when = "after the game" if self.stage == "over" else "after this seat stopped"
+        # Read even when it converted: what it quotes is taken into the chains here, so a vouch among it
+        # counts and is passed on here as at a seat that had nothing to convert (red team 18 #4).
         verdict = self._evidence_verdict(seat, accused, rule, items)
+        if converted or accused in self.convicted:
+            self.late_blames.pop(seat, None)
+            return
         if verdict:
             self.late_blames.pop(seat, None)
             message = str(msg.body.get("message"))[:MAX_TEXT]

@@ -317,8 +317,10 @@ class ClockMixin(SessionCore):
         if self.stage in ("stopped", "ended") or self.silent:
             return
         self.shadow_stage = self.stage
-        if self.stop_known_at is None:  # no other seat's stop chained here before: this stop is its own
-            self.stop_known_at, self.own_window = self.now, True
+        # No other seat's stop chained here before: this stop is its own, and opens the windows with the
+        # same away check as every first end (red team 18 #1: a seat just back, stopped on a groundless
+        # blame, opened a window of its own and convicted a second cheater after the others settled).
+        self._end_known()
         self.stopped = Stopped(rule, message, evidence)
         self._out.append(self.stopped)
         self._publish_quoting("stop", {"rule": rule, "message": message}, evidence)

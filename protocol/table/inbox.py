@@ -20,7 +20,7 @@ from protocol.encoding import nesting_depth
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.signed import EquivocationDetected, OutOfOrder, SignedMessage, Verdict, sign_message
 from protocol.table._core import SessionCore
-from protocol.table._round import NotYet, _Aborted, _Ignored, evidence_references, fitting_evidence
+from protocol.table._round import NotYet, _Aborted, _Ignored, _is_seat, evidence_references, fitting_evidence
 from protocol.table._state import (
     KINDS,
     MAX_HELD,
@@ -150,6 +150,7 @@ class InboxMixin(SessionCore):
             self.tracker.accept(msg)  # our own message coming back: a duplicate, or a forgery refused
             return
         self._check_kind(author, msg, self.settings.table, PUBLIC_KINDS)
+        self._vouch(author, msg)
         self._check_round(author, msg)
         if msg.seq == self.tracker.next_seq(msg.author):
             self._check_quota(author, msg, public=True)
@@ -171,6 +172,24 @@ class InboxMixin(SessionCore):
             self._charge(author, later, public=True)
             self._queue(author, later, forward=True)
 
+    def _vouch(self, author: int, msg: SignedMessage) -> None:
+        """A signed blame of this table vouches wherever this seat first sees it, before any check of
+        round, quota or order, which may come out differently at another honest seat: chained from a
+        peer or from another blame's evidence, held out of order, half of a fork, refused over its
+        author's quota (held at a seat where its chain had a gap: red team 18 #3) or as a round ahead.
+        `_note_vouch` passes it on as it counts it. Its signature is checked only while it would add a
+        vouch, so a flood costs at most n + 1 checks per author (I6)."""
+        accused = msg.body.get("seat")
+        if msg.kind != "blame" or msg.table != self.settings.table:
+            return
+        if not (accused is None or _is_seat(accused, self.n)):
+            return
+        assert accused is None or isinstance(accused, int)
+        if author in self.blamers.get(accused, set()):
+            return
+        msg.verify(self.settings.seats[author])
+        self._note_vouch(author, msg)
+
     def _queue(self, author: int, msg: SignedMessage, forward: bool) -> None:
         self.inbox[author].append(msg)
         # I2: what the schedule of `blame._may_convict` counts is taken as the message is chained, not
@@ -181,8 +200,7 @@ class InboxMixin(SessionCore):
         # withhold for good, convicted nowhere).
         if msg.kind == "stop":
             self._end_known()
-        if msg.kind == "blame":
-            self._note_vouch(author, msg)
+        if msg.kind == "blame":  # it vouched as it came in (`_vouch`)
             self.blames_unjudged += 1
         if forward:  # gossip: what one seat was told, every seat is told (catches equivocation), and
             # whoever it came from: a message an honest seat built on then reaches every honest seat (I1)
@@ -231,11 +249,6 @@ class InboxMixin(SessionCore):
         self.held[(chain, msg.seq)] = msg  # not `progress`: a held message changes nothing a blame reads (I6)
         self.held_bytes[chain] = self.held_bytes.get(chain, 0) + size
         self.last_input_kept = True
-        if msg.kind == "blame" and msg.table == self.settings.table:
-            # Signed, so it vouches though its chain may never fill up here (red team 16 #1: a blame two
-            # past a fork of its author's chain was held for good at one honest seat and chained at the
-            # other, which convicted on it within a window this seat never opened).
-            self._note_vouch(author, msg)
 
     def _unhold(self, chain: str, seq: int) -> SignedMessage:
         msg = self.held.pop((chain, seq))
