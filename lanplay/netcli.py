@@ -33,7 +33,7 @@ from lanplay.tables import (
     resume_table,
 )
 from lanplay.text import shown
-from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited, Stopped
+from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited, Stopped, Verdict
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
 # A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
@@ -153,6 +153,11 @@ def _printer(names: list[str] | None = None) -> Any:
         elif isinstance(event, Blamed):
             who = "an unknown seat" if event.seat is None else f"seat {event.seat}"
             print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
+        elif isinstance(event, Verdict):  # final: BLAME lines were convictions as they came here
+            blame = event.blame
+            who = "an unknown seat" if blame.seat is None else f"seat {blame.seat}"
+            convicted = ", ".join("unknown" if s is None else str(s) for s in event.convicted)
+            print(f"VERDICT: {who} broke {shown(blame.rule, 40)} (convicted: {convicted})", flush=True)
         elif isinstance(event, Stopped):
             print(f"STOPPED, nobody convicted (the table could not agree): {shown(event.message)}", flush=True)
         elif isinstance(event, PeekResult):

@@ -16,6 +16,7 @@ from protocol.table.values import (
     Send,
     Stopped,
     TableSettings,
+    Verdict,
     Waiting,
     private_channel,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Stopped",
     "TableSession",
     "TableSettings",
+    "Verdict",
     "Waiting",
     "private_channel",
 ]

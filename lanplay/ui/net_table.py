@@ -55,6 +55,7 @@ from protocol.session import (
     RoundAudited,
     Stopped,
     TableSession,
+    Verdict,
 )
 
 log = logging.getLogger(__name__)
@@ -388,6 +389,8 @@ class NetTable:
             self._audited(event)
         elif isinstance(event, Blamed):
             self._blamed(event)
+        elif isinstance(event, Verdict):  # the settled verdict: the lowest seat convicted, alike everywhere
+            self._blamed(event.blame)
         elif isinstance(event, Stopped):
             self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(event.message))
             self._drop_decision()
@@ -583,6 +586,8 @@ class NetTable:
         self.record_path = self._keep_record(outcome.record_path)
         state = session.full_state if session is not None else None
         totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
+        if outcome.blame is not None:  # the verdict shown is the settled one, whatever came last (I2)
+            self._blamed(outcome.blame)
         stopped = outcome.blame is not None or outcome.stopped is not None or outcome.network_lost
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path

@@ -15,6 +15,7 @@ from protocol.table.values import (
     Send,
     Stopped,
     TableSettings,
+    Verdict,
     Waiting,
     private_channel,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Stopped",
     "TableSession",
     "TableSettings",
+    "Verdict",
     "Waiting",
     "private_channel",
 ]

@@ -22,7 +22,7 @@ from protocol.table._state import (
     PRIVATE_KINDS,
     PUBLIC_KINDS,
 )
-from protocol.table.values import Blamed, Refused, Send, Stopped, private_channel
+from protocol.table.values import Blamed, Refused, Send, Stopped, Verdict, private_channel
 
 
 class BlameMixin(SessionCore):
@@ -95,6 +95,10 @@ class BlameMixin(SessionCore):
             return False
         self.blame = self.convicted[min(self.convicted, key=lambda s: -1 if s is None else s)]
         self._enter("ended")
+        # Told, so that what a person sees is the settled verdict, not whichever conviction came last
+        # here (red team 19 #3), and so that the runner journals the input that ended the session.
+        order = sorted(self.convicted, key=lambda s: -1 if s is None else s)
+        self._out.append(Verdict(self.blame, tuple(order)))
         return True
 
     def _may_convict(self, accused: int | None) -> bool:

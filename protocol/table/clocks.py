@@ -50,6 +50,20 @@ class ClockMixin(SessionCore):
         self._touch_clocks()
         return self.drain()
 
+    def settle(self, now: float) -> list[Output]:
+        """The end of listening (`listen_until`), judging no clock: a stopped seat that convicted ends
+        with the settled verdict (`Verdict`); one halted by a blame nothing proved shows the stop. The
+        runner calls it at `listen_until` even while it judges no time (a link just back, the laptop
+        just awake), and after a resume past it: a seat's verdict must not depend on whether a tick
+        came in time (red team 19 #1, #2). Never raises."""
+        self.now = now
+        try:
+            if self.stage == "stopped":
+                self.settle_verdict()
+        except Exception as exc:  # I3
+            self._out.append(Refused(None, "P-1.3", f"the verdict could not be settled (internal error): {exc!r}"))
+        return self.drain()
+
     def _tick(self) -> None:
         if self.stage in ("ended", "over", "stopped"):
             if self.stage != "ended":

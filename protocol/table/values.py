@@ -57,6 +57,16 @@ class Blamed:
 
 
 @dataclass(frozen=True, slots=True)
+class Verdict:
+    """The verdict, settled at `listen_until` (`blame.settle_verdict`): every seat this seat convicted
+    by then (`convicted`, alike at every honest seat, I2) and the one shown, the lowest (`blame`).
+    Earlier `Blamed` events were convictions as they came; this one is final."""
+
+    blame: Blamed
+    convicted: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     """The game stops with nobody convicted: the table could not agree (I2). `evidence` holds the
     signed claims of both sides (a seat's timeout claim and what contradicts it, a blame this seat
@@ -110,7 +120,7 @@ class GameOver:
     winners: tuple[int, ...]
 
 
-Event = Refused | Blamed | Stopped | NetworkLost | Dealt | Moved | PeekResult | RoundAudited | GameOver
+Event = Refused | Blamed | Verdict | Stopped | NetworkLost | Dealt | Moved | PeekResult | RoundAudited | GameOver
 Output = Send | Event
 
 
