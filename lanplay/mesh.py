@@ -167,6 +167,8 @@ class _Outbox:
     base: int = 0
     entries: deque[bytes] = field(default_factory=deque)
     size: int = 0  # bytes held
+    passed_on: deque[bool] = field(default_factory=deque)  # per entry: another peer's message, passed on
+    passed_on_count: int = 0
 
     @property
     def next_number(self) -> int:
@@ -175,13 +177,16 @@ class _Outbox:
     def fits(self, data: bytes) -> bool:
         return len(self.entries) < MAX_QUEUE and self.size + len(data) <= MAX_OUTBOX_BYTES
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes, passed_on: bool = False) -> None:
         self.entries.append(data)
+        self.passed_on.append(passed_on)
+        self.passed_on_count += passed_on
         self.size += len(data)
 
     def acknowledge(self, expected: int) -> None:
         while self.base < expected and self.entries:
             self.size -= len(self.entries.popleft())
+            self.passed_on_count -= self.passed_on.popleft()
             self.base += 1
 
 
@@ -326,11 +331,12 @@ class Mesh:
         self._check_payload(data)
         self._enqueue(peer_id, self._outbox_for(peer_id), data)
 
-    def broadcast(self, data: bytes) -> None:
-        """`send` ``data`` to every allowed peer (linked or not) that has not been dropped."""
+    def broadcast(self, data: bytes, passed_on: bool = False) -> None:
+        """`send` ``data`` to every allowed peer (linked or not) that has not been dropped; `passed_on`:
+        it is another peer's message, passed on (gossip), which `queued` can leave out."""
         self._check_payload(data)
         for peer_id in sorted(self._allowed):
-            self._enqueue(peer_id, self._outbox_for(peer_id), data)
+            self._enqueue(peer_id, self._outbox_for(peer_id), data, passed_on)
 
     def connected_peers(self) -> set[str]:
         """Peers with a usable link right now."""
@@ -340,10 +346,13 @@ class Mesh:
         """Peers dropped for not acknowledging, with the reason."""
         return dict(self._dropped)
 
-    def queued(self, peer_id: str) -> int:
-        """Messages held for ``peer_id`` (not yet sent, or sent and not yet acknowledged)."""
+    def queued(self, peer_id: str, own_only: bool = False) -> int:
+        """Messages held for ``peer_id`` (not yet sent, or sent and not yet acknowledged); `own_only`:
+        not counting those broadcast as passed on."""
         outbox = self._outboxes.get(peer_id)
-        return 0 if outbox is None else len(outbox.entries)
+        if outbox is None:
+            return 0
+        return len(outbox.entries) - (outbox.passed_on_count if own_only else 0)
 
     def queued_bytes(self, peer_id: str) -> int:
         """Bytes held for ``peer_id``."""
@@ -404,7 +413,7 @@ class Mesh:
             raise MeshError(f"peer {str(peer_id)[:80]!r} is not allowed at this table")
         return self._outboxes.setdefault(peer_id, _Outbox())
 
-    def _enqueue(self, peer_id: str, outbox: _Outbox, data: bytes) -> None:
+    def _enqueue(self, peer_id: str, outbox: _Outbox, data: bytes, passed_on: bool = False) -> None:
         if peer_id in self._dropped:
             return
         if not outbox.fits(data):
@@ -413,7 +422,7 @@ class Mesh:
                 f"{len(outbox.entries)} messages ({outbox.size} bytes) sent to it are still unacknowledged",
             )
             return
-        outbox.append(data)
+        outbox.append(data, passed_on)
         link = self._links.get(peer_id)
         if link is not None:
             link.wake.set()

@@ -78,6 +78,12 @@ SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock
 SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
 SETTLE_LIMIT = 1.5  # ... and at most this long waiting for every link; the reconnect limit covers the rest
 MAX_SEEN = 1 << 16  # digests of handled messages kept for deduplication (gossip brings each several times)
+# I6: link changes told to the session (and journaled) per seat and round. A seated peer that keeps
+# re-dialling (red team 19 #5: 150 flaps in 1.5 s, two journal records each, for as long as a person
+# thinks) is told as down for the rest of the round once it has used them; its step is then judged by
+# the reconnect limit, which still ends the table (I4). Likewise the pauses after a network loss.
+LINK_RECORDS_PER_ROUND = 16
+NETWORK_BACK_SETTLES_PER_ROUND = 4
 
 
 class LocalPlayer(Protocol):
@@ -183,6 +189,9 @@ class TableRunner:
         self._lost_since: float | None = None  # monotonic time the last link went down
         self._gave_up = False
         self._was_linked = False  # whether a link had been up before the last time there was none
+        self._told_up: dict[int, bool] = {}  # per seat, the link state the session was last told
+        self._link_budget: dict[int, tuple[int, int]] = {}  # per seat: (round, link changes told in it)
+        self._network_backs: tuple[int, int] = (0, 0)  # (round, pauses after a network loss in it)
         trace = os.environ.get(TRACE_ENV)
         self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 
@@ -306,7 +315,7 @@ class TableRunner:
         # The table may have ended (mesh closed) while these waited; gossip is best effort.
         with contextlib.suppress(MeshError):
             for data in forwards:
-                self.mesh.broadcast(data)
+                self.mesh.broadcast(data, passed_on=True)
 
     # --- start, resume, run -------------------------------------------------------------------------
 
@@ -454,10 +463,11 @@ class TableRunner:
                 last = wall
                 self._tick()
                 self._maybe_decide()
-            # Gossip not yet passed on is dropped at the end: each seat's own drain already waits for the
-            # others to acknowledge its messages, and gossip queued to seats that have finished and closed
-            # would hold this drain for its whole timeout (game over took 5 s at 6 nimmt!'s end).
-            self._forwards.clear()
+            # Gossip still waiting goes out now: the last message of the game may have come to this seat
+            # alone, and completed its audit (red team 19 #6: a cheater's last secrets sent to one seat;
+            # the others never had them and stopped while this one showed the game over). The drain
+            # waits for it only on live links (`_drain`).
+            self._flush_forwards()
             if not self._gave_up:
                 await self._drain()
         finally:
@@ -513,7 +523,12 @@ class TableRunner:
         assert mesh is not None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(DRAIN_TIMEOUT):
-                while any(mesh.queued(pid) for pid in self._drain_peers()):
+                # A seat gone (it finished and closed) needs no gossip from us, and waiting for it would
+                # hold every game's end for the whole timeout; our own last messages (secrets the audit
+                # needs) are waited for whatever the link.
+                while any(
+                    mesh.queued(pid, own_only=pid not in mesh.connected_peers()) for pid in self._drain_peers()
+                ):
                     await asyncio.sleep(0.05)
 
     def _drain_peers(self) -> list[str]:
@@ -562,7 +577,12 @@ class TableRunner:
             return self.ever_linked  # before the first link there is no network to have lost
         if self._lost_since is not None:
             self._lost_since = None
-            if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)
+            rnd = session.round_index
+            backs = self._network_backs[1] if self._network_backs[0] == rnd else 0
+            # (the first link of all restarts nothing: the clocks started with the game; nor does a
+            # network that keeps coming and going past its budget, I6)
+            if self._was_linked and backs < NETWORK_BACK_SETTLES_PER_ROUND:
+                self._network_backs = (rnd, backs + 1)
                 self._settle("a link is back after the network was lost")
         if self._settle_until is None:
             return True
@@ -587,15 +607,37 @@ class TableRunner:
         return self.ever_linked and self.n_others > 0 and not self.connected
 
     def _sync_links(self) -> None:
-        """Tell a fresh (or just replayed) session which links are up right now."""
+        """Tell a fresh (or just replayed, or `resumed`) session which links are up right now: it counts
+        every link as up until told otherwise."""
         session = self.session
         assert session is not None
         ms = self._ms()
         for seat in range(len(self.peer_ids)):
             if seat != self.me:
-                up = seat in self.connected
+                # Every seat, outside the budget: this comes only at a start, a resume, or back from a
+                # suspend or a network loss (those within their own budget).
+                up = self._told_up[seat] = seat in self.connected
                 self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
                 session.set_connected(seat, up, ms / 1000)
+
+    def _tell_link(self, seat: int, up: bool) -> None:
+        """Tell the session (and the journal) that `seat`'s link went up or down, within the seat's
+        budget for the round (`LINK_RECORDS_PER_ROUND`, I6). The last change the budget allows leaves
+        the seat down, so a peer past it counts as away, never as present when it is not."""
+        session = self.session
+        assert session is not None
+        if self._told_up.get(seat) == up:
+            return
+        rnd = session.round_index
+        budget_round, used = self._link_budget.get(seat, (rnd, 0))
+        used = used if budget_round == rnd else 0
+        if used >= LINK_RECORDS_PER_ROUND - (1 if up else 0):
+            return
+        self._link_budget[seat] = (rnd, used + 1)
+        self._told_up[seat] = up
+        ms = self._ms()
+        self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
+        session.set_connected(seat, up, ms / 1000)  # a seat back gets a fresh limit
 
     # --- mesh callbacks ----------------------------------------------------------------------------
 
@@ -614,9 +656,7 @@ class TableRunner:
         else:
             self.connected.discard(seat)
         if self.session is not None:  # before the session exists, `_sync_links` tells it
-            ms = self._ms()
-            self.journal.append({"t": "link", "seat": seat, "up": connected, "ms": ms}, sync=False)
-            self.session.set_connected(seat, connected, ms / 1000)  # a seat back gets a fresh limit
+            self._tell_link(seat, connected)
         self._wake.set()
 
     # --- for the UI --------------------------------------------------------------------------------
