@@ -24,21 +24,13 @@ import pytest
 from test_redteam14 import shown_choice, verdicts
 from test_redteam15 import blame_by, faults_past_every_own_window, gossip, named, stopped_table
 from test_redteam16 import dealt_table, internal_errors, signed_at
+from test_redteam17 import convicted, settle
 
 from engine.api import JSONObject
 from protocol.session import Output, TableSession
 from protocol.signed import SignedMessage
 
 ALICE, MALLORY, BOB, CAROL = 0, 1, 2, 3
-
-
-def convicted(s: TableSession) -> set[int | None]:
-    return set(s.convicted)
-
-
-def settle(*sessions: TableSession, at: float) -> None:
-    for s in sessions:
-        s.tick(at)
 
 
 def signed_by(s: TableSession, kind: str, body: JSONObject) -> SignedMessage:

@@ -223,6 +223,19 @@ def cross_two_cheaters(t: Table, alice: TableRunner, bob: TableRunner) -> None:
     bob._receive(CAROL, junk(t, CAROL).to_wire())
 
 
+def crossed_table(tmp_path: Path) -> tuple[Table, TableRunner, TableRunner]:
+    """A table dealt a minute ago (so `listen_until` is long past by the clock) where the two cheaters'
+    faults crossed (`cross_two_cheaters`) and the honest seats' blames went round."""
+    t = dealt_table(tmp_path, now_ms() - 60_000)
+    t.dropped = {MALLORY, CAROL}
+    alice, bob = t.runners[ALICE], t.runners[BOB]
+    t.advance(1)
+    cross_two_cheaters(t, alice, bob)
+    t.advance(0.1)
+    t.route()
+    return t, alice, bob
+
+
 def halting_blame(t: Table) -> SignedMessage:
     """Mallory's blame naming Carol whose only evidence is a reference to a message of Carol's that
     does not exist: no honest seat can decide it, so each halts for it (`blame._halt_for_waiting_blame`,
@@ -268,13 +281,7 @@ def resume_bob(t: Table) -> tuple[TableRunner, Outcome]:
 # tick that changed `stage`), so a replay reaches `ended` too.
 @pytest.mark.parametrize("killed", ["listening", "ended"])
 def test_a_restart_past_the_listen_window_shows_the_settled_verdict(tmp_path: Path, killed: str) -> None:
-    t = dealt_table(tmp_path, now_ms() - 60_000)  # the game went on a minute ago: listen_until is long past
-    t.dropped = {MALLORY, CAROL}
-    alice, bob = t.runners[ALICE], t.runners[BOB]
-    t.advance(1)
-    cross_two_cheaters(t, alice, bob)
-    t.advance(0.1)
-    t.route()
+    t, alice, bob = crossed_table(tmp_path)  # the game went on a minute ago: listen_until is long past
     assert set(t.session(ALICE).convicted) == set(t.session(BOB).convicted) == {MALLORY, CAROL}
     first = t.session(BOB).blame
     assert first is not None and first.seat == CAROL  # the attack fired
@@ -544,13 +551,7 @@ def test_a_cheater_blaming_without_end_cannot_keep_a_runner_listening(tmp_path: 
 # never evicted) and the first vouch / declined proof per accused: the journal grows by at most those
 # caps (written as hex), and a second batch once they are full adds almost nothing.
 def test_forks_and_junk_blames_grow_the_journal_only_within_the_caps(tmp_path: Path) -> None:
-    t = dealt_table(tmp_path, now_ms() - 60_000)
-    t.dropped = {MALLORY, CAROL}
-    alice, bob = t.runners[ALICE], t.runners[BOB]
-    t.advance(1)
-    cross_two_cheaters(t, alice, bob)
-    t.advance(0.1)
-    t.route()
+    t, _alice, bob = crossed_table(tmp_path)
     session = t.session(BOB)
     assert session.stage == "stopped"
     forger = Forger(t, MALLORY, session)
