@@ -1598,7 +1598,7 @@ def check_invariants(h: Harness, rounds: int | None) -> list[Violation]:
 def waiting_blames(session: TableSession) -> set[int]:
     """The seats whose blame waits at `session` to be decided: live (`pending_blames`), or at a seat
     stopped for it (`late_blames`, after `blame._halt_for_waiting_blame`)."""
-    return set(session.pending_blames) | set(session.late_blames)
+    return set(session.pending_blames) | {blamer for blamer, _seq in session.late_blames}
 
 
 def settled(session: TableSession) -> str:

@@ -97,7 +97,8 @@ def test_a_blame_a_stopped_seat_cannot_decide_yet_waits_there() -> None:
     """Bob's blame names a message of Mallory's that Alice does not hold yet (a reference, as a blame
     too big to quote whole carries). A stopped seat plays on in silence (`inbox._shadow`), so what the
     evidence needs may still come: the blame waits, read again whenever anything moved (one kept per
-    blamer, I6), rather than being refused at once as it was when a stopped seat played no further."""
+    blamer and seq, bounded by the blamer's quota: I6), rather than being refused at once as it was when a
+    stopped seat played no further. A blamer's next blame does not displace it (red team 20 #2)."""
     h = table()
     alice, bob, mallory = stopped_by_mallory(h), h.sessions[BOB], h.sessions[MALLORY]
     author = mallory.identity.peer_id
@@ -107,8 +108,9 @@ def test_a_blame_a_stopped_seat_cannot_decide_yet_waits_there() -> None:
         assert blame is not None
         out = alice.receive(BOB, blame.to_wire(), h.now + 0.1)
         assert not [o for o in out if isinstance(o, Blamed | Refused)], out
-    assert alice.stage == "stopped" and list(alice.late_blames) == [BOB]
-    assert alice.late_blames[BOB][0].body["message"] == "x1", "the latest blame of a blamer is the one kept"
+    assert alice.stage == "stopped" and {blamer for blamer, _ in alice.late_blames} == {BOB}
+    kept = sorted(str(msg.body["message"]) for msg, _ in alice.late_blames.values())
+    assert kept == ["x0", "x1"], "each waiting blame of a blamer is kept"
 
 
 def test_claims_against_a_stopped_seat_itself_never_convert_its_stop() -> None:

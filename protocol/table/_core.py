@@ -125,8 +125,8 @@ class SessionCore:
         # there in silence (`inbox._shadow`), so it reaches every point another honest seat can.
         self.shadow_stage: Stage | None = None
         self.silent = False  # in the shadow: this seat's own game messages are not made (`_publish`)
-        # blamer -> (its blame that a stopped seat could not yet decide, `progress` when last read)
-        self.late_blames: dict[int, tuple[SignedMessage, int]] = {}
+        # (blamer, seq) -> (its blame that a stopped seat could not yet decide, `progress` when last read)
+        self.late_blames: dict[tuple[int, int], tuple[SignedMessage, int]] = {}  # (blamer, seq) -> ...
         # I2: how much past twice the limit this seat's clock stops a table (claims that never all came,
         # a blame never checkable), as a fraction of the limit: secret, so nobody can aim a fault of their
         # own at the instant between two seats' stops (red team 9: a fault of play sent to one seat just

@@ -151,13 +151,14 @@ class BlameMixin(SessionCore):
         convicted. Time only moves on, so only such a blame can make a declined proof convict."""
         if self.stage != "stopped":
             return False
+        converted = False
         for accused, (rule, message, evidence) in list(self.declined_proofs.items()):
             if accused is not None and self._may_convict(accused):
                 vouching = ", ".join(map(str, sorted(self.blamers.get(accused, set()) - {self.me, accused})))
                 why = f"{message} (past this seat's window, vouched for by the blames of seats {vouching or 'none'})"
                 self._blame(accused, rule, why[:MAX_TEXT], evidence)
-                return True
-        return False
+                converted = True
+        return converted
 
     def _blame_equivocation(self, exc: EquivocationDetected) -> None:
         """Two versions of one public message: both are passed on first, so every seat that holds
@@ -231,27 +232,31 @@ class BlameMixin(SessionCore):
         if seat is None or not _is_seat(accused, self.n) or not isinstance(evidence, list) or not isinstance(rule, str):
             return
         assert isinstance(accused, int)
-        converted = self._convert_declined()  # this blame vouches for a proof declined here (red team 14 #1)
+        self._convert_declined()  # this blame vouches for a proof declined here (red team 14 #1)
         items = tuple(item for item in evidence if isinstance(item, dict))
         when = "after the game" if self.stage == "over" else "after this seat stopped"
         # Read even when it converted: what it quotes is taken into the chains here, so a vouch among it
         # counts and is passed on here as at a seat that had nothing to convert (red team 18 #4).
         verdict = self._evidence_verdict(seat, accused, rule, items)
-        if converted or accused in self.convicted:
-            self.late_blames.pop(seat, None)
+        key = (seat, msg.seq)
+        if accused in self.convicted:  # its own accused only: a conversion of another proves nothing of it
+            self.late_blames.pop(key, None)  # (red team 20 #1: a blame dropped as another accused converted)
             return
         if verdict:
-            self.late_blames.pop(seat, None)
+            self.late_blames.pop(key, None)
             message = str(msg.body.get("message"))[:MAX_TEXT]
             self._blame(accused, rule[:20], f"{message} (seat {seat}'s evidence, checked here {when})", items)
             return
         if verdict is None and self.stage == "stopped":
             # A stopped seat still judges play on in silence (`inbox._shadow`): a pass or a trick's end
             # the evidence needs may still come here (a last lock gossiped after the blame that rests
-            # on it). Read again whenever anything moved (`_reread_late_blames`), one per blamer (I6).
-            self.late_blames[seat] = (msg, self.progress)
+            # on it). Read again whenever anything moved (`_reread_late_blames`). Every such blame of a
+            # blamer waits, each under its own seq (red team 20 #2: a blamer's next blame displaced the
+            # one another seat convicted on); they are chained blames, so the author's meta quota bounds
+            # them alike at every seat (I6).
+            self.late_blames[key] = (msg, self.progress)
             return
-        self.late_blames.pop(seat, None)
+        self.late_blames.pop(key, None)
         self._out.append(Refused(seat, "P-5.2", f"seat {seat}'s blame {when} proves nothing here: ignored"))
 
     def _reread_late_blames(self) -> bool:
