@@ -16,7 +16,8 @@ just before it in the same pass brings about at one honest seat only (now: dropp
 accused is convicted, and `_convert_declined` converts every proof its window allows); #2 a waiting late
 blame (`late_blames`, one per blamer) was popped or overwritten by the same blamer's next blame, so private
 evidence checkable at once at one honest seat and only later at the other convicted at the first alone
-(now: one per blamer and seq, bounded by the blamer's meta quota alike at every seat). Withstood: vouches in every shape count alike and travel; floods stay bounded per input;
+(now: one per blamer and seq, bounded by the blamer's meta quota alike at every seat).
+Withstood: vouches in every shape count alike and travel; floods stay bounded per input;
 forwarding dies out; the away check on own stops splits nothing; `settle` is idempotent.
 """
 
