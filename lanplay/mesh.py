@@ -249,6 +249,7 @@ class Mesh:
         self._incarnation = secrets.token_bytes(INCARNATION_BYTES)
         self._links: dict[str, _Link] = {}
         self._dropped: dict[str, str] = {}  # peer id -> why it was dropped (it never acknowledged)
+        self._left: set[str] = set()  # peers whose last link they closed as leaving (GOING_AWAY)
         self._outboxes: dict[str, _Outbox] = {}
         self._inboxes: dict[str, _Inbox] = {}
         self._addresses: dict[str, tuple[str, int]] = {}
@@ -341,6 +342,11 @@ class Mesh:
     def connected_peers(self) -> set[str]:
         """Peers with a usable link right now."""
         return set(self._links)
+
+    def left_peers(self) -> set[str]:
+        """Peers whose last link they closed themselves as leaving (the table is over for them, or their
+        person quit), not a link that broke: nothing passed on to them needs waiting for."""
+        return set(self._left)
 
     def dropped_peers(self) -> dict[str, str]:
         """Peers dropped for not acknowledging, with the reason."""
@@ -563,6 +569,8 @@ class Mesh:
             await _close(ws, exc.code, str(exc))
         except ConnectionClosed as exc:
             self._log_closed(link.name, exc, "")
+            if exc.rcvd is not None and exc.rcvd.code == CloseCode.GOING_AWAY:
+                self._left.add(link.peer_id)
         finally:
             await self._drop(link)
         return True
@@ -665,6 +673,7 @@ class Mesh:
         self._links[peer_id] = link
         link.writer = asyncio.get_running_loop().create_task(self._write_loop(link), name=f"mesh-write-{peer_id[:8]}")
         log.info("link %s up", link.name)
+        self._left.discard(peer_id)
         self._status(peer_id, True)
         self._notify_waiters()
 

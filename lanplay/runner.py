@@ -61,6 +61,7 @@ from protocol.session import (
     Send,
     Stopped,
     TableSession,
+    Verdict,
     Waiting,
 )
 
@@ -78,12 +79,15 @@ SUSPEND_GAP = 3.0  # a loop that wakes every TICK but finds this much wall-clock
 SETTLE_MIN = 0.5  # after coming back, at least this long for dead links to be noticed before judging time
 SETTLE_LIMIT = 1.5  # ... and at most this long waiting for every link; the reconnect limit covers the rest
 MAX_SEEN = 1 << 16  # digests of handled messages kept for deduplication (gossip brings each several times)
-# I6: link changes told to the session (and journaled) per seat and round. A seated peer that keeps
-# re-dialling (red team 19 #5: 150 flaps in 1.5 s, two journal records each, for as long as a person
-# thinks) is told as down for the rest of the round once it has used them; its step is then judged by
-# the reconnect limit, which still ends the table (I4). Likewise the pauses after a network loss.
-LINK_RECORDS_PER_ROUND = 16
-NETWORK_BACK_SETTLES_PER_ROUND = 4
+# I6: a link going down is told to the session (and journaled) at most once per this interval per seat;
+# one that comes sooner is told, if the link is still down, at the first loop turn after it. A link coming
+# back is told at once (it follows a told down, so a seat costs two records a second at most). A seated
+# peer that keeps re-dialling (red team 19 #5: 150 flaps in 1.5 s, two journal records each, for as long
+# as a person thinks) is thus bounded, and the session never holds a linked seat as away for longer than
+# a loop turn (red team 21: a budget that stopped telling held a linked seat as away for the rest of the
+# game, read as a lost network, and claimed a linked honest seat; a rate on both directions still held
+# each flapper down for up to the interval, and three flappers in turn read as a lost network).
+LINK_CHANGE_INTERVAL = 1.0
 
 
 class LocalPlayer(Protocol):
@@ -190,8 +194,8 @@ class TableRunner:
         self._gave_up = False
         self._was_linked = False  # whether a link had been up before the last time there was none
         self._told_up: dict[int, bool] = {}  # per seat, the link state the session was last told
-        self._link_budget: dict[int, tuple[int, int]] = {}  # per seat: (round, link changes told in it)
-        self._network_backs: tuple[int, int] = (0, 0)  # (round, pauses after a network loss in it)
+        self._told_at: dict[int, float] = {}  # per seat, when (session clock, s) it was last told a link down
+        self._verdict_told = False  # a `Verdict` reached the listeners in this process
         trace = os.environ.get(TRACE_ENV)
         self._trace: _Trace | None = _Trace(Path(trace), self.me) if trace else None
 
@@ -261,6 +265,7 @@ class TableRunner:
     def _tick(self) -> None:
         session = self.session
         assert session is not None
+        self._tell_links()  # a link change held back by `LINK_CHANGE_INTERVAL`
         if not self._judging_time():
             return
         ms = self._ms()
@@ -280,6 +285,7 @@ class TableRunner:
             if isinstance(output, Send):
                 self._send(output)
             else:
+                self._verdict_told |= isinstance(output, Verdict)
                 if self._trace is not None:
                     self._trace.event(output)
                 for listener in self.listeners:
@@ -523,12 +529,11 @@ class TableRunner:
         assert mesh is not None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(DRAIN_TIMEOUT):
-                # A seat gone (it finished and closed) needs no gossip from us, and waiting for it would
-                # hold every game's end for the whole timeout; our own last messages (secrets the audit
-                # needs) are waited for whatever the link.
-                while any(
-                    mesh.queued(pid, own_only=pid not in mesh.connected_peers()) for pid in self._drain_peers()
-                ):
+                # A seat that left (it finished and closed its links as leaving) needs no gossip from us,
+                # and waiting for it would hold every game's end for the whole timeout; a link that only
+                # broke may come back within it and still needs the last message passed on (red team 21
+                # #4). Our own last messages (secrets the audit needs) are waited for whatever the link.
+                while any(mesh.queued(pid, own_only=pid in mesh.left_peers()) for pid in self._drain_peers()):
                     await asyncio.sleep(0.05)
 
     def _drain_peers(self) -> list[str]:
@@ -542,6 +547,11 @@ class TableRunner:
     def _finish(self) -> Outcome:
         session = self.session
         assert session is not None
+        if session.stage == "ended" and session.blame is not None and not self._verdict_told:
+            # Ended in the replay of the journal (killed after the settle): what the others were told,
+            # this seat's person is told too (red team 21 #6).
+            convicted = tuple(sorted(session.convicted, key=lambda s: -1 if s is None else s))
+            self._dispatch([Verdict(session.blame, convicted)])
         record = session.record()
         path = save_record(self.data_dir, self.settings.table, record.dumps()) if record.rounds else None
         if self._gave_up:  # not over: the journal stays open, and the next command resumes the game
@@ -577,12 +587,7 @@ class TableRunner:
             return self.ever_linked  # before the first link there is no network to have lost
         if self._lost_since is not None:
             self._lost_since = None
-            rnd = session.round_index
-            backs = self._network_backs[1] if self._network_backs[0] == rnd else 0
-            # (the first link of all restarts nothing: the clocks started with the game; nor does a
-            # network that keeps coming and going past its budget, I6)
-            if self._was_linked and backs < NETWORK_BACK_SETTLES_PER_ROUND:
-                self._network_backs = (rnd, backs + 1)
+            if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)
                 self._settle("a link is back after the network was lost")
         if self._settle_until is None:
             return True
@@ -608,36 +613,39 @@ class TableRunner:
 
     def _sync_links(self) -> None:
         """Tell a fresh (or just replayed, or `resumed`) session which links are up right now: it counts
-        every link as up until told otherwise."""
+        every link as up until told otherwise. Every seat, whatever `LINK_CHANGE_INTERVAL`: this comes
+        only at a start, a resume, or back from a suspend or a network loss."""
         session = self.session
         assert session is not None
         ms = self._ms()
         for seat in range(len(self.peer_ids)):
             if seat != self.me:
-                # Every seat, outside the budget: this comes only at a start, a resume, or back from a
-                # suspend or a network loss (those within their own budget).
                 up = self._told_up[seat] = seat in self.connected
                 self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
                 session.set_connected(seat, up, ms / 1000)
 
-    def _tell_link(self, seat: int, up: bool) -> None:
-        """Tell the session (and the journal) that `seat`'s link went up or down, within the seat's
-        budget for the round (`LINK_RECORDS_PER_ROUND`, I6). The last change the budget allows leaves
-        the seat down, so a peer past it counts as away, never as present when it is not."""
+    def _tell_links(self) -> None:
+        """Tell the session (and the journal) of each link that went up or down since it was last told: a
+        link back at once, a link down at most once per `LINK_CHANGE_INTERVAL` per seat (I6); a down held
+        back is told at a later loop turn if the link is still down by then (a flap that came and went is
+        no change at all)."""
         session = self.session
         assert session is not None
-        if self._told_up.get(seat) == up:
-            return
-        rnd = session.round_index
-        budget_round, used = self._link_budget.get(seat, (rnd, 0))
-        used = used if budget_round == rnd else 0
-        if used >= LINK_RECORDS_PER_ROUND - (1 if up else 0):
-            return
-        self._link_budget[seat] = (rnd, used + 1)
-        self._told_up[seat] = up
         ms = self._ms()
-        self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
-        session.set_connected(seat, up, ms / 1000)  # a seat back gets a fresh limit
+        for seat in range(len(self.peer_ids)):
+            if seat == self.me:
+                continue
+            up = seat in self.connected
+            if self._told_up.get(seat, True) == up:
+                continue
+            if not up:
+                # On the session's clock (the wall clock, as journaled); one set back tells at once.
+                if 0 <= ms / 1000 - self._told_at.get(seat, float("-inf")) < LINK_CHANGE_INTERVAL:
+                    continue
+                self._told_at[seat] = ms / 1000
+            self._told_up[seat] = up
+            self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
+            session.set_connected(seat, up, ms / 1000)  # a seat back gets a fresh limit
 
     # --- mesh callbacks ----------------------------------------------------------------------------
 
@@ -656,7 +664,7 @@ class TableRunner:
         else:
             self.connected.discard(seat)
         if self.session is not None:  # before the session exists, `_sync_links` tells it
-            self._tell_link(seat, connected)
+            self._tell_links()
         self._wake.set()
 
     # --- for the UI --------------------------------------------------------------------------------

@@ -897,6 +897,9 @@ class FakeMesh:
     def connected_peers(self) -> set[str]:
         return set()
 
+    def left_peers(self) -> set[str]:
+        return set()
+
     async def close(self) -> None:
         pass
 

@@ -390,7 +390,7 @@ class NetTable:
         elif isinstance(event, Blamed):
             self._blamed(event)
         elif isinstance(event, Verdict):  # the settled verdict: the lowest seat convicted, alike everywhere
-            self._blamed(event.blame)
+            self._verdict(event.blame, event.convicted)
         elif isinstance(event, Stopped):
             self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(event.message))
             self._drop_decision()
@@ -510,14 +510,21 @@ class NetTable:
         if self.pause_between_rounds and self.game.expected(full).phase != "over":
             self._pause()
 
-    def _blamed(self, event: Blamed) -> None:
+    def _blamed(self, event: Blamed, reason: str | None = None) -> None:
         model = self.model
         name = model.name(event.seat) if event.seat is not None else model.text("blame_someone")
         model.set_audit(
             max(self.round_no, 1), False, "audit_blame", name=name, rule=shown(event.rule, 40), why=why_key(event.rule),
-            reason=shown(event.message),  # a peer's words (I7)
+            reason=shown(event.message) if reason is None else reason,  # a peer's words (I7)
         )  # fmt: skip
         self._drop_decision()
+
+    def _verdict(self, blame: Blamed, convicted: tuple[int | None, ...]) -> None:
+        """The settled verdict, in words every honest seat's screen shares: the seat, the rule and who
+        was convicted, not this seat's own evidence, which may differ (red team 21 #5)."""
+        model = self.model
+        names = [model.name(s) if s is not None else model.text("blame_someone") for s in convicted]
+        self._blamed(blame, model.text("verdict_convicted", names=", ".join(names)))
 
     # --- what the screen shows between events ---------------------------------------------------------
     def _sync(self) -> None:
@@ -587,7 +594,8 @@ class NetTable:
         state = session.full_state if session is not None else None
         totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
         if outcome.blame is not None:  # the verdict shown is the settled one, whatever came last (I2)
-            self._blamed(outcome.blame)
+            convicted = tuple(session.convicted) if session is not None else (outcome.blame.seat,)
+            self._verdict(outcome.blame, tuple(sorted(convicted, key=lambda s: -1 if s is None else s)))
         stopped = outcome.blame is not None or outcome.stopped is not None or outcome.network_lost
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
