@@ -51,6 +51,12 @@ from protocol.link import Handshake, LinkCipher
 from protocol.session import Event, Moved
 
 GAME_LIMIT = 120.0
+# The one stop a vanished peer may leave (see `test_peer_that_never_comes_back_is_blamed_for_withholding`).
+STOP_NAMING = re.compile(
+    r"^STOPPED, nobody convicted \(the table could not agree\): .*seat\(s\) \d+ say seat (\d+) withheld a step "
+    r"\((send the keys of the deal|show the peeked prediction card)\)",  # the steps owed to one seat alone
+    re.M,
+)
 
 
 @pytest.fixture
@@ -140,9 +146,21 @@ def test_peer_that_never_comes_back_is_blamed_for_withholding(tmp_path: Path, pr
     survivors = [b for b in table.bots if b is not victim]
     # Blamed within the reconnect limit (+ a tick), then up to 5 s draining: well under 25 s.
     codes = [bot.wait(25.0) for bot in survivors]
-    assert codes == [3, 3], table.describe()
     elapsed = time.monotonic() - killed
-    assert elapsed < 25.0
+    assert elapsed < 25.0, table.describe()
+    stops = [STOP_NAMING.search(bot.stdout()) for bot in survivors]
+    if codes == [0, 0] and all(stops):
+        # Rare (about 1 run in 40 on 2 cores): the peer died owing a private message (a peek answer, a
+        # deal key) to one survivor only, who alone can claim it; the other waits for that survivor's
+        # move, which has no limit. Only its recipient knows a private message never came, so the table
+        # stops with nobody convicted, alike at both, the claim naming the vanished seat (I1, I2;
+        # docs/PROTOCOL.md "Limits"). Seen in CI (stop 26) and 1 run in 40 here.
+        for bot, found in zip(survivors, stops, strict=True):
+            assert found is not None and found.group(1) == str(seat), bot.describe()
+            assert "BLAME" not in bot.stdout(), bot.describe()
+            assert bot.journal_records()[-1] == {"t": "done"}, bot.describe()
+        return
+    assert codes == [3, 3], table.describe()
     for bot in survivors:
         found = BLAME_LINE.search(bot.stdout())
         assert found, bot.describe()

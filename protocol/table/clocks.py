@@ -280,7 +280,11 @@ class ClockMixin(SessionCore):
                 by = self.claims[claim]
                 who = ", ".join(str(s) for s in sorted(by))
                 whom = "one of the seats that could owe it" if accused is None else f"seat {accused}"
-                why = f"seat(s) {who} say {whom} withheld a step; the other seats do not: the table could not agree"
+                what = str(by[min(by)].body.get("what"))[:MAX_TEXT]  # shape-checked in `_on_timeout`
+                why = (
+                    f"seat(s) {who} say {whom} withheld a step ({what}); the other seats do not: "
+                    "the table could not agree"
+                )
                 self._stop("P-5.3", why, tuple(m.to_json() for m in by.values()))
                 return
 
