@@ -729,6 +729,33 @@ def test_a_stop_after_the_game_to_the_seat_still_draining(tmp_path: Path) -> Non
     )
 
 
+def screens_and_lines(
+    t: Table, told: dict[int, list[Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
+    """What each honest seat's table screen (its round's audit line) and `lanplay bot`'s output (the
+    last BLAME/VERDICT line) show after the events each runner told (#3 here; red team 21 #5)."""
+    from engine.games import get_game
+    from lanplay import netcli
+    from lanplay.ui.model import TableModel
+    from lanplay.ui.net_table import NetTable
+
+    names = list(t.plan.settings().names)
+    screens: dict[int, dict[str, Any]] = {}
+    lines: dict[int, str] = {}
+    for seat in HONEST:
+        model = TableModel(get_game(GAME), names, seat, "en")
+        table = NetTable(model, identity=t.idents[seat], data_dir=tmp_path / "ui", interface=HOST, name=names[seat])
+        printer = netcli._printer(names)
+        capsys.readouterr()
+        for event in told[seat]:
+            table._handle(event)
+            printer(event)
+        out = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("BLAME", "VERDICT"))]
+        screens[seat] = dict(model.audits[1].message.params)
+        lines[seat] = out[-1]
+    return screens, lines
+
+
 # BROKE (I2, what the user sees; live, no restart, no fault of the network). Two cheaters' faults cross
 # (`cross_two_cheaters`): both honest seats convict both cheaters and settle to the same verdict
 # (`session.blame` = Mallory, the lowest, at both: the protocol agrees). But the settled verdict is
@@ -745,10 +772,6 @@ def test_a_stop_after_the_game_to_the_seat_still_draining(tmp_path: Path) -> Non
 def test_the_screen_and_the_command_line_show_the_settled_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine.games import get_game
-    from lanplay import netcli
-    from lanplay.ui.model import TableModel
-    from lanplay.ui.net_table import NetTable
 
     t = dealt_table(tmp_path, now_ms() - 60_000)
     t.dropped = {MALLORY, CAROL}
@@ -766,19 +789,8 @@ def test_the_screen_and_the_command_line_show_the_settled_verdict(
     for seat in HONEST:  # the protocol agrees: both ended, on the lowest
         assert shown_session(t.session(seat)) == ("blame", MALLORY) and t.session(seat).stage == "ended"
     names = list(t.plan.settings().names)
-    screens: dict[int, object] = {}
-    last_lines: dict[int, str] = {}
-    for seat in HONEST:
-        model = TableModel(get_game(GAME), names, seat, "en")
-        table = NetTable(model, identity=t.idents[seat], data_dir=tmp_path / "ui", interface=HOST, name=names[seat])
-        printer = netcli._printer(names)
-        capsys.readouterr()
-        for event in told[seat]:
-            table._handle(event)
-            printer(event)
-        lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("BLAME", "VERDICT"))]
-        screens[seat] = model.audits[1].message.params.get("name")
-        last_lines[seat] = lines[-1]
+    params, last_lines = screens_and_lines(t, told, tmp_path, capsys)
+    screens = {seat: shown.get("name") for seat, shown in params.items()}
     assert [e.seat for e in told[ALICE] if isinstance(e, Blamed)] == [MALLORY, CAROL]  # the attack fired
     assert [e.seat for e in told[BOB] if isinstance(e, Blamed)] == [CAROL, MALLORY]
     seat_named = {name: seat for seat, name in enumerate(names)}

@@ -64,11 +64,11 @@ from test_redteam19 import (
     dealt_table,
     junk,
     now_ms,
+    screens_and_lines,
     shown,
     shown_session,
     wire_kind,
 )
-from test_redteam_net import GAME
 
 from lanplay import runner as runner_module
 from lanplay.runner import DRAIN_TIMEOUT, LINK_CHANGE_INTERVAL, Outcome, TableRunner
@@ -588,33 +588,6 @@ def test_the_last_secrets_reach_a_seat_whose_link_blinks_at_the_end(
         f"Alice shows the game over; Bob, whose link blinked as she ended, shows {shown_session(t.session(BOB))} "
         f"(Mallory's secrets delivered to him: {secrets_msg in mesh.delivered[pid[BOB]]})"
     )
-
-
-def screens_and_lines(
-    t: Table, told: dict[int, list[Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
-    """What each honest seat's table screen (its round's audit line) and `lanplay bot`'s output (the
-    last BLAME/VERDICT line) show after the events each runner told (tests/test_redteam19.py #3)."""
-    from engine.games import get_game
-    from lanplay import netcli
-    from lanplay.ui.model import TableModel
-    from lanplay.ui.net_table import NetTable
-
-    names = list(t.plan.settings().names)
-    screens: dict[int, dict[str, Any]] = {}
-    lines: dict[int, str] = {}
-    for seat in HONEST:
-        model = TableModel(get_game(GAME), names, seat, "en")
-        table = NetTable(model, identity=t.idents[seat], data_dir=tmp_path / "ui", interface=HOST, name=names[seat])
-        printer = netcli._printer(names)
-        capsys.readouterr()
-        for event in told[seat]:
-            table._handle(event)
-            printer(event)
-        out = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("BLAME", "VERDICT"))]
-        screens[seat] = dict(model.audits[1].message.params)
-        lines[seat] = out[-1]
-    return screens, lines
 
 
 # MINOR BREAK (I2 as the user sees it: the reason shown). Mallory's two faults reach the honest seats
