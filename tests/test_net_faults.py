@@ -150,11 +150,11 @@ def test_peer_that_never_comes_back_is_blamed_for_withholding(tmp_path: Path, pr
     assert elapsed < 25.0, table.describe()
     stops = [STOP_NAMING.search(bot.stdout()) for bot in survivors]
     if codes == [0, 0] and all(stops):
-        # Rare (about 1 run in 40 on 2 cores): the peer died owing a private message (a peek answer, a
+        # Rare (1 run in 156 here, on 2 cores): the peer died owing a private message (a peek answer, a
         # deal key) to one survivor only, who alone can claim it; the other waits for that survivor's
         # move, which has no limit. Only its recipient knows a private message never came, so the table
         # stops with nobody convicted, alike at both, the claim naming the vanished seat (I1, I2;
-        # docs/PROTOCOL.md "Limits"). Seen in CI (stop 26) and 1 run in 40 here.
+        # docs/PROTOCOL.md "Limits"). Seen in CI (stop 26) and in 1 of 156 runs here.
         for bot, found in zip(survivors, stops, strict=True):
             assert found is not None and found.group(1) == str(seat), bot.describe()
             assert "BLAME" not in bot.stdout(), bot.describe()
