@@ -16,7 +16,11 @@ A link, in WebSocket binary messages:
    message number expected from the peer ‖ u64 oldest message number still held for the peer``,
    sent once by each side right after the handshake;
    ``DATA`` ``0x01 ‖ u64 message number ‖ payload``; ``ACK`` ``0x02 ‖ u64 next message number
-   expected`` (cumulative).
+   expected`` (cumulative); ``LEAVE`` ``0x03``, sent last by a peer for which the table is over
+   (`close(leaving=True)`), so the others need pass it nothing more (`left_peers`). It is sealed like
+   the rest: a WebSocket close code is not, and anyone on the path could forge "going away" (red team
+   22 #4), nor does it tell a peer that quit to resume (Ctrl-C, its journal kept) from one that is done
+   (red team 22 #1).
 
 While both processes live, delivery is in order and exactly once: each peer keeps what it sent to a
 peer in that peer's own outbox until the peer acknowledges it, and after a reconnect the RESUME
@@ -94,12 +98,14 @@ MAX_QUEUE = 10_000  # messages held per peer (unsent or unacknowledged)
 # Bytes held per peer. A whole 6-seat round, gossip included, is well under 1 MiB, so an honest peer
 # away for the whole reconnect limit stays far below this; only a peer that never acknowledges reaches it.
 MAX_OUTBOX_BYTES = 16 * 1024 * 1024
+LEAVE_WAIT = 0.5  # how long `close(leaving=True)` waits for the LEAVE frames to go out
 ACK_TIMEOUT = 30.0  # a live link with messages sent and none acknowledged for this long is closed
 
 INCARNATION_BYTES = 16
 _RESUME = 0x00
 _DATA = 0x01
 _ACK = 0x02
+_LEAVE = 0x03
 _RESUME_FORMAT = struct.Struct(f">B{INCARNATION_BYTES}s{INCARNATION_BYTES}sQQ")
 _DATA_FORMAT = struct.Struct(">BQ")
 _ACK_FORMAT = struct.Struct(">BQ")
@@ -212,6 +218,8 @@ class _Link:
     progress: float = 0.0  # loop time of the last acknowledgement that freed something (or of install)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     writer: asyncio.Task[None] | None = None
+    leave_due: bool = False  # `close(leaving=True)`: the writer sends LEAVE after what is queued
+    left_sent: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def name(self) -> str:
@@ -249,7 +257,7 @@ class Mesh:
         self._incarnation = secrets.token_bytes(INCARNATION_BYTES)
         self._links: dict[str, _Link] = {}
         self._dropped: dict[str, str] = {}  # peer id -> why it was dropped (it never acknowledged)
-        self._left: set[str] = set()  # peers whose last link they closed as leaving (GOING_AWAY)
+        self._left: set[str] = set()  # peers that said LEAVE on their last link
         self._outboxes: dict[str, _Outbox] = {}
         self._inboxes: dict[str, _Inbox] = {}
         self._addresses: dict[str, tuple[str, int]] = {}
@@ -344,8 +352,8 @@ class Mesh:
         return set(self._links)
 
     def left_peers(self) -> set[str]:
-        """Peers whose last link they closed themselves as leaving (the table is over for them, or their
-        person quit), not a link that broke: nothing passed on to them needs waiting for."""
+        """Peers that said LEAVE on their last link (the table is over for them), not a link that broke
+        nor a peer that quit to resume: nothing passed on to them needs waiting for."""
         return set(self._left)
 
     def dropped_peers(self) -> dict[str, str]:
@@ -375,14 +383,23 @@ class Mesh:
                 changed = self._changed
                 await changed.wait()
 
-    async def close(self) -> None:
+    async def close(self, leaving: bool = False) -> None:
         """Close every link (close code 1001) and the server, stop dialling, and wait for all of it.
-        Safe to call more than once."""
+        `leaving`: the table is over for this peer, and each live link says so first with a sealed
+        LEAVE (at most `LEAVE_WAIT` s), which puts this peer in the others' `left_peers`; a peer that
+        only quits (to resume later) closes without it. Safe to call more than once."""
         if self._closing:
             await self._closed.wait()
             return
         self._closing = True
         links = list(self._links.values())
+        if leaving and links:
+            for live in links:
+                live.leave_due = True
+                live.wake.set()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LEAVE_WAIT):
+                    await asyncio.gather(*(live.left_sent.wait() for live in links if live.live))
         dialers = dict(self._dialers)
         self._dialers.clear()
         for peer_id, task in dialers.items():
@@ -474,6 +491,11 @@ class Mesh:
                     link.next_send = max(link.next_send, outbox.base)
                     plaintext = _encode_data(link.next_send, outbox.entries[link.next_send - outbox.base])
                     link.next_send += 1
+                elif link.leave_due:
+                    link.leave_due = False
+                    await link.ws.send(link.cipher.seal(bytes([_LEAVE])))
+                    link.left_sent.set()
+                    continue
                 else:
                     link.wake.clear()
                     if link.next_send > outbox.base:  # something is owed an acknowledgement: watch for it
@@ -569,8 +591,6 @@ class Mesh:
             await _close(ws, exc.code, str(exc))
         except ConnectionClosed as exc:
             self._log_closed(link.name, exc, "")
-            if exc.rcvd is not None and exc.rcvd.code == CloseCode.GOING_AWAY:
-                self._left.add(link.peer_id)
         finally:
             await self._drop(link)
         return True
@@ -710,6 +730,9 @@ class Mesh:
                         link.progress = asyncio.get_running_loop().time()
                     outbox.acknowledge(expected)
                     link.wake.set()  # the writer's acknowledgement watch starts again
+            elif kind == bytes([_LEAVE]) and len(plaintext) == 1:
+                if link.live:
+                    self._left.add(link.peer_id)  # until its next link: a peer that left may still come back
             else:
                 raise _Refused(f"malformed frame (type {plaintext[:1].hex() or 'none'}, {len(plaintext)} bytes)")
 

@@ -191,6 +191,10 @@ class TableRunner:
         self._settle_until: float | None = None  # monotonic deadline while time is not judged (see module doc)
         self._settle_from = 0.0
         self._lost_since: float | None = None  # monotonic time the last link went down
+        self._lost_from_ms = 0  # the same, on the session's clock (`_ms`)
+        # While settling after a network loss: when (session clock) time stopped being judged, so that
+        # `resumed` moves the clocks on by the pause only; None for a full restart (a resume, a suspend).
+        self._paused_from_ms: int | None = None
         self._gave_up = False
         self._was_linked = False  # whether a link had been up before the last time there was none
         self._told_up: dict[int, bool] = {}  # per seat, the link state the session was last told
@@ -352,7 +356,7 @@ class TableRunner:
                 elif item.kind == "link":
                     session.set_connected(item.seat, item.up, now)
                 elif item.kind == "resumed":
-                    keep(session.resumed(now))
+                    keep(session.resumed(now, None if item.paused is None else item.paused / 1000))
                 elif item.kind == "decide":
                     assert item.move is not None
                     keep(session.decide(session.game.move_from_json(item.move), now))
@@ -453,6 +457,7 @@ class TableRunner:
             self._dispatch(self.session.start(ms / 1000))
             self._sync_links()
         last = time.time()
+        leaving = False
         try:
             while self.session.stage not in ("over", "ended") and not self._gave_up:
                 if self.session.stage == "stopped":
@@ -476,12 +481,16 @@ class TableRunner:
             self._flush_forwards()
             if not self._gave_up:
                 await self._drain()
+                leaving = True
         finally:
             if self._decider is not None and not self._decider.done():
                 self._decider.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._decider
-            await self.mesh.close()
+            # Only a seat for which the table is over says LEAVE (so the others need not wait to pass
+            # it the last gossip); one that quits to resume (Ctrl-C, the journal kept) or gives up on the
+            # network closes without it, and is waited for as a broken link (red team 22 #1).
+            await self.mesh.close(leaving=leaving)
             if self._trace is not None:
                 self._trace.close()
         return self._finish()
@@ -529,10 +538,11 @@ class TableRunner:
         assert mesh is not None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(DRAIN_TIMEOUT):
-                # A seat that left (it finished and closed its links as leaving) needs no gossip from us,
-                # and waiting for it would hold every game's end for the whole timeout; a link that only
-                # broke may come back within it and still needs the last message passed on (red team 21
-                # #4). Our own last messages (secrets the audit needs) are waited for whatever the link.
+                # A seat that left (the table is over for it: it said LEAVE, `Mesh.left_peers`) needs no
+                # gossip from us, and waiting for it would hold every game's end for the whole timeout; a
+                # link that only broke, or a seat that quit to resume, may come back within it and still
+                # needs the last message passed on (red teams 21 #4, 22 #1). Our own last messages
+                # (secrets the audit needs) are waited for whatever the link.
                 while any(mesh.queued(pid, own_only=pid in mesh.left_peers()) for pid in self._drain_peers()):
                     await asyncio.sleep(0.05)
 
@@ -561,9 +571,13 @@ class TableRunner:
 
     # --- time away (I4) ----------------------------------------------------------------------------
 
-    def _settle(self, why: str) -> None:
-        """Judge no time until the links have had their chance to come up (module docstring)."""
+    def _settle(self, why: str, paused_from_ms: int | None = None) -> None:
+        """Judge no time until the links have had their chance to come up (module docstring).
+        `paused_from_ms`: a network loss since then, for which the clocks move on by the pause only;
+        a full restart (this process did not run) already pending stays one."""
         log.info("%s: judging no time limit until the links are back", why)
+        full_pending = self._settle_until is not None and self._paused_from_ms is None
+        self._paused_from_ms = None if paused_from_ms is None or full_pending else paused_from_ms
         self._settle_from = time.monotonic()
         self._settle_until = self._settle_from + SETTLE_LIMIT
 
@@ -577,6 +591,7 @@ class TableRunner:
             # session, ticked while it knows every link is down, says so (`NetworkLost`) and judges nothing.
             if self._lost_since is None:
                 self._lost_since = clock
+                self._lost_from_ms = self._ms()
                 self._was_linked = self.ever_linked
                 if self.ever_linked:
                     log.warning("lost the network: no link to any other seat; blaming nobody while it lasts")
@@ -588,7 +603,7 @@ class TableRunner:
         if self._lost_since is not None:
             self._lost_since = None
             if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)
-                self._settle("a link is back after the network was lost")
+                self._settle("a link is back after the network was lost", self._lost_from_ms)
         if self._settle_until is None:
             return True
         everyone = len(self.connected) == self.n_others
@@ -596,9 +611,14 @@ class TableRunner:
             return False
         self._settle_until = None
         ms = self._ms()
-        self.journal.append({"t": "resumed", "ms": ms}, sync=False)
+        record: JSONObject = {"t": "resumed", "ms": ms}
+        paused: float | None = None
+        if self._paused_from_ms is not None:
+            paused_ms = record["paused"] = max(0, ms - self._paused_from_ms)
+            paused = paused_ms / 1000
+        self.journal.append(record, sync=False)
         log.info("links up for %d of %d seats: time limits start again now", len(self.connected), self.n_others)
-        self._dispatch(session.resumed(ms / 1000))
+        self._dispatch(session.resumed(ms / 1000, paused))
         self._sync_links()  # the session counts every link as up after `resumed`: say which are not
         return True
 
@@ -612,15 +632,19 @@ class TableRunner:
         return self.ever_linked and self.n_others > 0 and not self.connected
 
     def _sync_links(self) -> None:
-        """Tell a fresh (or just replayed, or `resumed`) session which links are up right now: it counts
-        every link as up until told otherwise. Every seat, whatever `LINK_CHANGE_INTERVAL`: this comes
-        only at a start, a resume, or back from a suspend or a network loss."""
+        """Tell a fresh (or just replayed, or `resumed`) session which links are up right now, where it
+        holds otherwise (a fresh or `resumed` session counts every link as up; a replayed one, as its
+        journal left it). Every such seat, whatever `LINK_CHANGE_INTERVAL`: this comes only at a start,
+        a resume, or back from a suspend or a network loss; and only those, so that a network that
+        blinks costs no record for a link that is where the session holds it (red team 22 #6)."""
         session = self.session
         assert session is not None
         ms = self._ms()
         for seat in range(len(self.peer_ids)):
             if seat != self.me:
                 up = self._told_up[seat] = seat in self.connected
+                if up == (seat not in session.disconnected):
+                    continue
                 self.journal.append({"t": "link", "seat": seat, "up": up, "ms": ms}, sync=False)
                 session.set_connected(seat, up, ms / 1000)
 
@@ -773,6 +797,7 @@ class JournalInput:
     seat: int = -1  # in: the seat it came from; link: the seat whose link changed
     up: bool = False  # link: whether it came up
     move: JSONObject | None = None  # decide: the move, as the game writes it
+    paused: int | None = None  # resumed: milliseconds of a network loss (the clocks move on), or a full restart
 
 
 # What the runner journals after the table record, and the fields each kind must carry.
@@ -825,6 +850,9 @@ def journal_inputs(
                 if not isinstance(move, dict):
                     raise ProtocolError("P-5.4", "a decision's move is an object")
                 inputs.append(JournalInput(line, kind, ms, move=move))
+            elif kind == "resumed":
+                paused = None if "paused" not in record else check_int(record["paused"], "paused", "P-5.4")
+                inputs.append(JournalInput(line, kind, ms, paused=paused))
             elif kind != "done":
                 inputs.append(JournalInput(line, kind, ms))
         except ProtocolError as exc:

@@ -912,7 +912,7 @@ class FakeMesh:
     def left_peers(self) -> set[str]:
         return set()
 
-    async def close(self) -> None:
+    async def close(self, leaving: bool = False) -> None:
         pass
 
 

@@ -489,7 +489,7 @@ class OutboxMesh:
     def left_peers(self) -> set[str]:
         return set(self.left)
 
-    async def close(self) -> None:
+    async def close(self, leaving: bool = False) -> None:
         self.closed = True
         if self._task is not None:
             self._task.cancel()

@@ -133,17 +133,32 @@ class ClockMixin(SessionCore):
         else:
             self.disconnected.setdefault(seat, now)
 
-    def resumed(self, now: float) -> list[Output]:
-        """The runner replayed this seat's journal and is live again: time spent down is nobody's
-        fault, so every clock restarts now (I4) and every link counts as up until the runner says
-        otherwise. Call it once after the replay, before the first live `tick`."""
+    def resumed(self, now: float, paused: float | None = None) -> list[Output]:
+        """The runner judges time again. Without `paused`: it replayed this seat's journal (or this
+        process did not run: a suspend), so time spent down is nobody's fault and every clock restarts
+        now (I4). With `paused`: this laptop's links were all down (then settling) for that many
+        seconds: each clock is moved on by that much only, so time linked still counts, and a table
+        whose every link blinks still reaches its limits (red team 22 #3: a restart at every blink
+        stalled a withheld step for good); the bound since a step first became due is left as it is,
+        so outages past the reconnect limit are not forgiven twice. Either way every link counts as up
+        until the runner says otherwise. Call it once after a replay, before the first live `tick`."""
         self.now = self.steady_since = now
-        for key in self._due:
-            self._due[key] = now
-            self._first_due[key] = now
-        for claim in self.claim_seen:
-            self.claim_seen[claim] = now
-        self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
+        if paused is None:
+            for key in self._due:
+                self._due[key] = now
+                self._first_due[key] = now
+            for claim in self.claim_seen:
+                self.claim_seen[claim] = now
+            self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
+        else:
+            shift = max(0.0, paused)
+            for key, due in self._due.items():
+                self._due[key] = min(now, due + shift)
+            for claim, seen in self.claim_seen.items():
+                self.claim_seen[claim] = min(now, seen + shift)
+            self.pending_blames = {
+                seat: (msg, min(now, since + shift)) for seat, (msg, since) in self.pending_blames.items()
+            }
         self.disconnected.clear()
         self.network_lost_since = None
         return self.drain()
