@@ -83,7 +83,7 @@ from test_redteam21 import FakeTime, LiveAlice, OutboxMesh, ids, play_on, replay
 from lanplay import runner as runner_module
 from lanplay.mesh import Mesh
 from lanplay.runner import DRAIN_TIMEOUT, LINK_CHANGE_INTERVAL, TICK, Outcome, TableRunner, free_port
-from lanplay.store import Journal
+from lanplay.store import Journal, ResumeFailed
 from protocol.identity import Identity
 from protocol.session import Refused, Send, TableSession
 from protocol.signed import SignedMessage, sign_message
@@ -852,3 +852,43 @@ def test_forged_and_repeated_vouches_widen_nothing_and_travel_once() -> None:
     # The vouch twice (`_note_vouch` as it counts it, `_queue` as it chains it: one duplicate, bounded),
     # the first fork's two halves once (`forks_passed`), Alice's own blame of Mallory once.
     assert sends <= 2 + 2 + 1, sends
+
+
+# Held (P-5.4, I3; the fix of #3): a journal with network-back `resumed` records (their `paused`) replays
+# into the same session, step clocks included; a `paused` that is not a whole number of milliseconds is
+# a ResumeFailed naming its line, not a bare exception.
+def test_network_back_pauses_replay_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = withheld_secrets(tmp_path)
+    monkeypatch.setattr(runner_module, "time", FakeTime(t))
+    alice = t.runners[ALICE]
+    pid = ids(t)
+    for _ in range(3):  # three blinks of every link, 0.3 s each, 5 s apart
+        t.advance(0.05)
+        for seat in (MALLORY, BOB, CAROL):
+            alice._on_status(pid[seat], False)
+        alice._tick()
+        t.advance(0.3)
+        for seat in (MALLORY, BOB, CAROL):
+            alice._on_status(pid[seat], True)
+        for _ in range(20):
+            t.advance(0.25)
+            alice._tick()
+    alice.journal.sync()
+    records = Journal(alice.journal.path).read()
+    pauses = [r["paused"] for r in records if r.get("t") == "resumed"]
+    assert len(pauses) == 3 and all(300 <= p < 2000 for p in pauses), pauses  # the attack fired, as journaled
+    live, again = t.session(ALICE), replayed(t, ALICE)
+    same_session(live, again)
+    assert live._due == again._due and live._first_due == again._first_due
+    # The bound since Mallory's withheld step first became due was not restarted by the blinks (her own
+    # link coming back gives her step clock a fresh limit, I4; the bound is what still ends the table).
+    (first,) = [since for (seat, _), since in live._first_due.items() if seat == MALLORY]
+    assert t.clock.ms / 1000 - first > 15
+    bad = [dict(r, paused=-5) if r.get("t") == "resumed" else r for r in records]
+    alice.journal.path.unlink()  # rewritten with its chain intact: an edit the journal's own checks let through
+    rewritten = Journal(alice.journal.path)
+    for record in bad:
+        rewritten.append(record, sync=False)
+    rewritten.sync()
+    with pytest.raises(ResumeFailed, match="paused"):
+        replayed(t, ALICE)
