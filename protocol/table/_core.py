@@ -98,6 +98,7 @@ class SessionCore:
         # earlier round is charged to it, so a past label opens no fresh share (I6; red team 5)
         self.chain_rounds: dict[tuple[int, bool], int] = {}
         self.held_bytes: dict[str, int] = {}
+        self.held_count: dict[str, int] = {}  # per chain, so the caps cost no scan of `held`
         self.last_input_kept = False  # after `receive`: the input was kept (the runner journals only those)
         # I4: one clock per owed step, (seat, step key) -> when it became due; only the owner's
         # progress on that step (which changes the key) ends it.

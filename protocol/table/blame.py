@@ -253,7 +253,16 @@ class BlameMixin(SessionCore):
             # on it). Read again whenever anything moved (`_reread_late_blames`). Every such blame of a
             # blamer waits, each under its own seq (red team 20 #2: a blamer's next blame displaced the
             # one another seat convicted on); they are chained blames, so the author's meta quota bounds
-            # them alike at every seat (I6).
+            # them alike at every seat (I6). At most n wait per blamer, the first that came: an honest
+            # seat publishes at most one blame per other seat, and every waiting blame is read again at
+            # each progress, so a flood of undecidable ones cost quadratic work (red team 22 #2). A
+            # blame refused so still vouched (`_vouch`), and an honest seat that convicts on it
+            # publishes its own, which waits here under that seat's share (I2).
+            waiting = sum(1 for blamer, _ in self.late_blames if blamer == seat)
+            if key not in self.late_blames and waiting >= self.n:
+                why = f"seat {seat} has {waiting} blames waiting here, more than an honest seat publishes: ignored"
+                self._out.append(Refused(seat, "P-5.2", why))
+                return
             self.late_blames[key] = (msg, self.progress)
             return
         self.late_blames.pop(key, None)
