@@ -14,7 +14,8 @@ Breaks (each a strict xfail at first, with a BROKE comment: what, where, a sugge
 each test now asserting the invariant: #1 and #4 (a sealed LEAVE frame, sent only when the table is over
 at that seat, is all that makes a peer left: `Mesh.close(leaving=True)`), #3 and #6 (a network-back moves
 the clocks on by the pause only, `resumed(now, paused)`, and `_sync_links` journals only links the session
-holds otherwise). #2 and #5 (CPU) remain strict xfails:
+holds otherwise), #2 (at most n blames of one blamer wait at a stopped seat) and #5 (a message past a
+gap meets the hold's caps before its signature):
 1. `left_peers` reads an honest seat's Ctrl-C (or SIGTERM/SIGHUP: `run()`'s `finally` closes the mesh
    with GOING_AWAY, "peer is leaving the table") as "the table is over for it": it quit to resume (the
    journal is kept, every command resumes it). Mallory sees the same GOING_AWAY on her own link and then
@@ -698,6 +699,7 @@ def count_readings(monkeypatch: pytest.MonkeyPatch, session: TableSession) -> li
 # only those whose awaited chain moved; or cap the waiting late blames per blamer at a small number
 # (the oldest kept, as at every seat alike since they are chained in order) and refuse the rest as
 # `Refused` ("proves nothing here yet").
+# FIXED: at most n blames of one blamer wait at a stopped seat (`blame._judge_late_blame`): linear.
 def test_a_flood_of_late_blames_costs_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
     h, alice, _bob = stopped_table()
     blames = undecidable_blames(h, 600)
@@ -740,6 +742,7 @@ def count_verifies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 # caps (and `(chain, seq) in held`) before the signature, so a full hold refuses for free; and remember
 # a quoted item refused for a full hold by digest/signature until the hold of that chain shrinks (or
 # treat it like `items_taken`), so a waiting blame's reading verifies nothing twice.
+# FIXED: `inbox._accept_public` holds a message past a gap through `_hold`, caps before the signature.
 def test_a_waiting_blame_quoting_past_a_full_hold_is_not_verified_on_every_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
