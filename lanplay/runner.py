@@ -557,11 +557,11 @@ class TableRunner:
     def _finish(self) -> Outcome:
         session = self.session
         assert session is not None
-        if session.stage == "ended" and session.blame is not None and not self._verdict_told:
+        verdict = session.settled_verdict()
+        if verdict is not None and not self._verdict_told:
             # Ended in the replay of the journal (killed after the settle): what the others were told,
             # this seat's person is told too (red team 21 #6).
-            convicted = tuple(sorted(session.convicted, key=lambda s: -1 if s is None else s))
-            self._dispatch([Verdict(session.blame, convicted)])
+            self._dispatch([verdict])
         record = session.record()
         path = save_record(self.data_dir, self.settings.table, record.dumps()) if record.rounds else None
         if self._gave_up:  # not over: the journal stays open, and the next command resumes the game

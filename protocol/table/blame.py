@@ -97,9 +97,17 @@ class BlameMixin(SessionCore):
         self._enter("ended")
         # Told, so that what a person sees is the settled verdict, not whichever conviction came last
         # here (red team 19 #3), and so that the runner journals the input that ended the session.
-        order = sorted(self.convicted, key=lambda s: -1 if s is None else s)
-        self._out.append(Verdict(self.blame, tuple(order)))
+        verdict = self.settled_verdict()
+        assert verdict is not None
+        self._out.append(verdict)
         return True
+
+    def settled_verdict(self) -> Verdict | None:
+        """The verdict this seat ended on (`settle_verdict`): the lowest seat convicted shown, every
+        seat convicted in order; None until it ended convicting."""
+        if self.stage != "ended" or self.blame is None:
+            return None
+        return Verdict(self.blame, tuple(sorted(self.convicted, key=lambda s: -1 if s is None else s)))
 
     def _may_convict(self, accused: int | None) -> bool:
         """I2 once a stop is known here: a verdict on `accused` only within k + 1 steps of this seat
