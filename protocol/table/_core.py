@@ -106,6 +106,9 @@ class SessionCore:
         # When each owed step first became due: fresh limits after a reconnect never add up past
         # first + reconnect limit + step limit, so a seat that keeps flapping its link cannot stall (I4).
         self._first_due: dict[tuple[int, str], float] = {}
+        # How much of this laptop's own time with no link the bound has forgiven each owed step: at
+        # most the reconnect limit, so peers that make every link blink still meet a bound in wall time.
+        self._forgiven: dict[tuple[int, str], float] = {}
         # I2: signed timeout claims, (accused, step key) -> claimant -> message; when first seen here.
         # (accused, step key) -> claimer -> claim; accused None: "whichever of several seats owes it"
         self.claims: dict[tuple[int | None, str], dict[int, SignedMessage]] = {}

@@ -139,14 +139,20 @@ class ClockMixin(SessionCore):
         now (I4). With `paused`: this laptop's links were all down (then settling) for that many
         seconds: each clock is moved on by that much only, so time linked still counts, and a table
         whose every link blinks still reaches its limits (red team 22 #3: a restart at every blink
-        stalled a withheld step for good); the bound since a step first became due is left as it is,
-        so outages past the reconnect limit are not forgiven twice. Either way every link counts as up
+        stalled a withheld step for good); the bound since a step first became due moves on by the pause
+        too, since this laptop's own time with no link is nobody's fault (red team 23 #1: two outages
+        under the reconnect limit, or one with a peer's link back later, claimed a seat that was never
+        away from the table past the limit after this laptop came back), but by no more than the
+        reconnect limit in all for one owed step, so peers that blink every link (10 ms down, then the
+        settling: nearly all the time "paused") still meet the bound within step + 2 x reconnect limit
+        of wall time. Either way every link counts as up
         until the runner says otherwise. Call it once after a replay, before the first live `tick`."""
         self.now = self.steady_since = now
         if paused is None:
             for key in self._due:
                 self._due[key] = now
                 self._first_due[key] = now
+            self._forgiven.clear()
             for claim in self.claim_seen:
                 self.claim_seen[claim] = now
             self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
@@ -154,6 +160,11 @@ class ClockMixin(SessionCore):
             shift = max(0.0, paused)
             for key, due in self._due.items():
                 self._due[key] = min(now, due + shift)
+            for key, first in self._first_due.items():
+                forgiven = self._forgiven.get(key, 0.0)
+                moved = min(now, first + min(shift, max(0.0, self.settings.reconnect_timeout - forgiven)))
+                self._first_due[key] = moved
+                self._forgiven[key] = forgiven + (moved - first)
             for claim, seen in self.claim_seen.items():
                 self.claim_seen[claim] = min(now, seen + shift)
             self.pending_blames = {
@@ -220,6 +231,7 @@ class ClockMixin(SessionCore):
         if waiting is None:
             self._due.clear()
             self._first_due.clear()
+            self._forgiven.clear()
             return
         key = self._waiting_key  # computed by `waiting()` just now
         live = {(seat, key) for seat in waiting.seats}
@@ -230,6 +242,7 @@ class ClockMixin(SessionCore):
             for owed in [k for k in self._due if k not in live]:
                 del self._due[owed]
                 self._first_due.pop(owed, None)
+                self._forgiven.pop(owed, None)
 
     def _claim(self, seat: int | None, key: str, what: str) -> None:
         """This seat's clock for `seat`'s step ran out: say so, signed, and wait for the others'."""
