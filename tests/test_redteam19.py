@@ -369,17 +369,23 @@ def pump(t: Table, live: Live, peers: tuple[int, ...] = (ALICE,)) -> None:
             return
 
 
-async def start_live_bob(t: Table) -> tuple[Live, asyncio.Task[Outcome]]:
-    """Bob resumed (his `Sim` dropped) with every link up, once his session judges time again."""
-    live = Live(t, BOB)
-    for seat in range(4):
-        if seat != BOB:
-            live._on_status(t.runners[seat].identity.peer_id, True)
+async def run_settled(live: TableRunner, peers_up: list[str]) -> asyncio.Task[Outcome]:
+    """`live.run()` as a task with the links to `peers_up` up, once its session judges time again (the
+    resume's settling over), or after 10 s: the caller asserts the stage it expects."""
+    for peer in peers_up:
+        live._on_status(peer, True)
     task = asyncio.create_task(live.run())
     for _ in range(200):
         await asyncio.sleep(0.05)
         if live.session is not None and live.mesh is not None and live._settle_until is None:
             break
+    return task
+
+
+async def start_live_bob(t: Table) -> tuple[Live, asyncio.Task[Outcome]]:
+    """Bob resumed (his `Sim` dropped) with every link up, once his session judges time again."""
+    live = Live(t, BOB)
+    task = await run_settled(live, [r.identity.peer_id for r in t.runners if r.me != BOB])
     assert live.session is not None and live.session.stage == "play", "Bob did not resume"
     pump(t, live)
     return live, task
@@ -971,15 +977,8 @@ def test_the_last_secrets_sent_to_one_seat_reach_the_others(tmp_path: Path, monk
     async def alice_live() -> Outcome:
         live = Recording(t.plan, t.idents[ALICE], tmp_path / f"seat{ALICE}", Idle(), HOST, step_timeout=20,
                          reconnect_timeout=120)  # fmt: skip
-        for seat in range(4):
-            if seat != ALICE:
-                live._on_status(ids[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [ids[seat] for seat in range(4) if seat != ALICE])
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and FakeMesh.made and live._settle_until is None:
-                    break
             assert live.session is not None and live.session.stage == "audit"
             live._on_message(ids[MALLORY], secrets_msg)  # to Alice alone: it completes her audit
             async with asyncio.timeout(20):

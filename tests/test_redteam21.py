@@ -64,6 +64,7 @@ from test_redteam19 import (
     dealt_table,
     junk,
     now_ms,
+    run_settled,
     screens_and_lines,
     shown,
     shown_session,
@@ -497,6 +498,27 @@ class OutboxMesh:
                 await self._task
 
 
+def last_secrets_table(tmp_path: Path) -> tuple[Any, bytes]:
+    """The end of a game: every seat in the last audit, Mallory's secrets of the
+    last round kept back (she sends them to Alice alone, last of all, when she chooses)."""
+    t = dealt_table(tmp_path, now_ms() - 600_000)
+    pid = ids(t)
+    last_round = 3  # 6th Sense at four seats: four rounds (S-2.2)
+    t.hold = lambda seat, out: seat == MALLORY and wire_kind(out.data) == ("secrets", last_round, pid[MALLORY])
+    for _ in range(4000):
+        t.advance(0.05)
+        t.route()
+        if t.held and all(t.session(s).stage == "audit" for s in HONEST):
+            break
+        for r in t.runners:
+            moves = t.session(r.me).decision()
+            if moves:
+                asyncio.run(r.submit(moves[0]))
+        t.route()
+    assert len(set(t.held)) == 1 and all(t.session(s).stage == "audit" for s in HONEST)
+    return t, t.held[0]
+
+
 # Held ("steady", "steady, Mallory deaf"): the last secrets reach Bob, and a linked cheater that never
 # acknowledges holds Alice's end open for DRAIN_TIMEOUT at most.
 # BROKE (fixed; I2; red team 19 #6 with one link drop at the end). Mallory sends her secrets of the game's last
@@ -524,36 +546,16 @@ class OutboxMesh:
 def test_the_last_secrets_reach_a_seat_whose_link_blinks_at_the_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bob_link: str
 ) -> None:
-    t = dealt_table(tmp_path, now_ms() - 600_000)
+    t, secrets_msg = last_secrets_table(tmp_path)
     pid = ids(t)
-    last_round = 3  # 6th Sense at four seats: four rounds (S-2.2)
-    t.hold = lambda seat, out: seat == MALLORY and wire_kind(out.data) == ("secrets", last_round, pid[MALLORY])
-    for _ in range(4000):
-        t.advance(0.05)
-        t.route()
-        if t.held and all(t.session(s).stage == "audit" for s in HONEST):
-            break
-        for r in t.runners:
-            moves = t.session(r.me).decision()
-            if moves:
-                asyncio.run(r.submit(moves[0]))
-        t.route()
-    assert len(set(t.held)) == 1 and all(t.session(s).stage == "audit" for s in HONEST)
-    secrets_msg = t.held[0]
     monkeypatch.setattr(runner_module, "Mesh", OutboxMesh)
     OutboxMesh.made.clear()
 
     async def alice_live() -> tuple[Outcome, float]:
         live = TableRunner(t.plan, t.idents[ALICE], tmp_path / f"seat{ALICE}", Idle(), HOST, step_timeout=20,
                            reconnect_timeout=120)  # fmt: skip
-        for seat in (MALLORY, BOB, CAROL):
-            live._on_status(pid[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [pid[seat] for seat in (MALLORY, BOB, CAROL)])
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and OutboxMesh.made and live._settle_until is None:
-                    break
             assert live.session is not None and live.session.stage == "audit"
             await asyncio.sleep(0.2)
             (mesh,) = OutboxMesh.made
@@ -667,14 +669,8 @@ def test_live_runner_past_the_link_budget_still_claims(
     async def go() -> tuple[bool, bool, str, bool]:
         live = LiveAlice(t, 2, 4)
         live.listeners.append(told.append)
-        for seat in (MALLORY, BOB, CAROL):
-            live._on_status(pid[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [pid[seat] for seat in (MALLORY, BOB, CAROL)])
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and OutboxMesh.made and live._settle_until is None:
-                    break
             assert live.session is not None and live.session.stage == "play"
             for seat in flappers:
                 for _ in range(FLAPS_TO_EXHAUST):

@@ -69,17 +69,26 @@ from test_redteam19 import (
     ALICE,
     BOB,
     CAROL,
-    HONEST,
     HOST,
     MALLORY,
     Idle,
     dealt_table,
     now_ms,
+    run_settled,
     shown,
     shown_session,
     wire_kind,
 )
-from test_redteam21 import FakeTime, LiveAlice, OutboxMesh, ids, play_on, replayed, same_session
+from test_redteam21 import (
+    FakeTime,
+    LiveAlice,
+    OutboxMesh,
+    ids,
+    last_secrets_table,
+    play_on,
+    replayed,
+    same_session,
+)
 
 from lanplay import runner as runner_module
 from lanplay.mesh import Mesh
@@ -134,27 +143,6 @@ def test_only_a_peer_whose_table_is_over_is_left(leaving: bool) -> None:
     assert left == leaving and not still
 
 
-def last_secrets_table(tmp_path: Path) -> tuple[Any, bytes]:
-    """tests/test_redteam21.py's end of a game: every seat in the last audit, Mallory's secrets of the
-    last round kept back (she sends them to Alice alone, last of all, when she chooses)."""
-    t = dealt_table(tmp_path, now_ms() - 600_000)
-    pid = ids(t)
-    last_round = 3  # 6th Sense at four seats: four rounds (S-2.2)
-    t.hold = lambda seat, out: seat == MALLORY and wire_kind(out.data) == ("secrets", last_round, pid[MALLORY])
-    for _ in range(4000):
-        t.advance(0.05)
-        t.route()
-        if t.held and all(t.session(s).stage == "audit" for s in HONEST):
-            break
-        for r in t.runners:
-            moves = t.session(r.me).decision()
-            if moves:
-                asyncio.run(r.submit(moves[0]))
-        t.route()
-    assert len(set(t.held)) == 1 and all(t.session(s).stage == "audit" for s in HONEST)
-    return t, t.held[0]
-
-
 # BROKE (I2: Alice shows the game over with winners, Bob a stop; and I4's spirit: Bob came back well within
 # the reconnect limit). Bob (honest) presses Ctrl-C during the last audit (or his terminal closes:
 # SIGHUP; or the system sends SIGTERM): `TableRunner.run`'s `finally` closes his mesh, every link with
@@ -200,14 +188,8 @@ def test_a_seat_that_quits_to_resume_still_gets_the_last_gossip(
     async def alice_live() -> Outcome:
         live = TableRunner(t.plan, t.idents[ALICE], tmp_path / f"seat{ALICE}", Idle(), HOST, step_timeout=20,
                            reconnect_timeout=120)  # fmt: skip
-        for seat in (MALLORY, BOB, CAROL):
-            live._on_status(pid[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [pid[seat] for seat in (MALLORY, BOB, CAROL)])
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and OutboxMesh.made and live._settle_until is None:
-                    break
             assert live.session is not None and live.session.stage == "audit"
             await asyncio.sleep(0.2)
             (mesh,) = OutboxMesh.made
@@ -346,15 +328,9 @@ def test_a_deaf_peer_flapping_going_away_cannot_hold_the_end(tmp_path: Path, mon
     async def alice_live() -> tuple[Outcome, float]:
         live = TableRunner(t.plan, t.idents[ALICE], tmp_path / f"seat{ALICE}", Idle(), HOST, step_timeout=20,
                            reconnect_timeout=120)  # fmt: skip
-        for seat in (MALLORY, BOB, CAROL):
-            live._on_status(pid[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [pid[seat] for seat in (MALLORY, BOB, CAROL)])
         flapper: asyncio.Task[None] | None = None
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and OutboxMesh.made and live._settle_until is None:
-                    break
             (mesh,) = OutboxMesh.made
             mesh.deaf.add(pid[MALLORY])
 
@@ -591,14 +567,8 @@ def test_live_runner_claims_a_withheld_step_whatever_the_blinks(
 
     async def go() -> tuple[bool, float]:
         live = LiveAlice(t, 2, 4)
-        for seat in cheaters:
-            live._on_status(pid[seat], True)
-        task = asyncio.create_task(live.run())
+        task = await run_settled(live, [pid[seat] for seat in cheaters])
         try:
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if live.session is not None and OutboxMesh.made and live._settle_until is None:
-                    break
             assert live.session is not None and live.session.stage == "audit"
             start = time.monotonic()
             while time.monotonic() - start < 20 and live.session.my_claim is None and not task.done():
