@@ -226,7 +226,11 @@ def _report(outcome: Outcome) -> int:
     if outcome.blame is not None:
         return 3
     if outcome.network_lost:
-        print("lanplay: lost the network: no link to any other seat; run lanplay again to resume", file=sys.stderr)
+        print(
+            "lanplay: lost the network: no link to any other seat for longer than the reconnect limit "
+            "(at once, or in all while the table waited); run lanplay again to resume",
+            file=sys.stderr,
+        )
         return 4
     return 0
 

@@ -502,9 +502,10 @@ def withheld_secrets(tmp_path: Path) -> Any:
     [
         pytest.param("steady"),
         pytest.param("blink every 10 s"),
-        # Red team 23's fix forgives this laptop's time with no link, settling included, up to the
-        # reconnect limit: a 10 ms blink after every settling is nearly all "paused", and the bound
-        # still ends it within step + 2 x reconnect limit (260 s) of wall time.
+        # Since red team 23/24 this laptop's time with no link, settling included, counts against no
+        # seat: a 10 ms blink after every settling is nearly all "paused" (Alice's own flaky network,
+        # for all she can tell), and past the reconnect limit in all she leaves the table unfinished,
+        # naming nobody, within step + 2 x reconnect limit (260 s) of wall time.
         pytest.param("blink after every settling"),
     ],
 )
@@ -517,7 +518,8 @@ def test_every_link_blinking_cannot_stall_a_withheld_step(
     pid = ids(t)
     cheaters = (MALLORY, BOB, CAROL)
     spent = 0.0
-    while spent < 300 and t.session(ALICE).my_claim is None and t.session(ALICE).stage == "audit":
+    s = t.session(ALICE)
+    while spent < 300 and s.my_claim is None and s.stage == "audit" and not alice._gave_up:
         down = 0.01 if links == "blink after every settling" else 0.3
         if links != "steady":
             t.advance(0.05)
@@ -533,9 +535,8 @@ def test_every_link_blinking_cannot_stall_a_withheld_step(
             t.advance(0.25)
             spent += 0.25
             alice._tick()
-    s = t.session(ALICE)
-    assert alice.connected == set(cheaters) and not alice._gave_up
-    assert s.my_claim is not None or s.stage != "audit", (
+    assert alice.connected == set(cheaters) and alice._gave_up == (links == "blink after every settling")
+    assert s.my_claim is not None or s.stage != "audit" or (alice._gave_up and spent <= 265), (
         f"after {spent:.0f} s Alice still waits for Mallory's secrets (step limit 20 s), no claim; "
         f"her clock for it is {t.clock.ms / 1000 - min(s._due.values()):.1f} s old"
     )
@@ -571,7 +572,7 @@ def test_live_runner_claims_a_withheld_step_whatever_the_blinks(
         try:
             assert live.session is not None and live.session.stage == "audit"
             start = time.monotonic()
-            while time.monotonic() - start < 20 and live.session.my_claim is None and not task.done():
+            while time.monotonic() - start < 20 and live.session.my_claim is None and not live._gave_up:
                 if links == "blink":
                     for seat in cheaters:
                         live._on_status(pid[seat], False)
@@ -579,14 +580,17 @@ def test_live_runner_claims_a_withheld_step_whatever_the_blinks(
                     for seat in cheaters:
                         live._on_status(pid[seat], True)
                 await asyncio.sleep(1.2)
-            return live.session.my_claim is not None, time.monotonic() - start
+            # Ended: Mallory claimed, or (blinks mostly paused: Alice's own network, for all she can
+            # tell) Alice, away past the reconnect limit in all, leaves unfinished naming nobody.
+            ended = live.session.my_claim is not None or (live._gave_up and live.session.my_claim is None)
+            return ended, time.monotonic() - start
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
     claimed, took = asyncio.run(go())
-    assert claimed, f"no claim {took:.0f} s after the step came due (step limit 2 s, reconnect limit 4 s)"
+    assert claimed, f"no end {took:.0f} s after the step came due (step limit 2 s, reconnect limit 4 s)"
 
 
 # MINOR BREAK (I6 as docs/NETWORK.md states it: "A seated peer that keeps re-dialling costs two journal

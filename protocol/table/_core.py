@@ -106,9 +106,13 @@ class SessionCore:
         # When each owed step first became due: fresh limits after a reconnect never add up past
         # first + reconnect limit + step limit, so a seat that keeps flapping its link cannot stall (I4).
         self._first_due: dict[tuple[int, str], float] = {}
-        # How much of this laptop's own time with no link the bound has forgiven each owed step: at
-        # most the reconnect limit, so peers that make every link blink still meet a bound in wall time.
-        self._forgiven: dict[tuple[int, str], float] = {}
+        # How much of this laptop's own time with no link (`resumed(now, paused)`) each clock was moved
+        # on by: past the reconnect limit, it ends the table here, naming nobody (`away_past_limit`), so
+        # peers that make every link blink still meet a bound in wall time (I4).
+        self._forgiven: dict[tuple[int, str], float] = {}  # per owed step (its first-due bound)
+        self._claim_forgiven: dict[tuple[int | None, str], float] = {}
+        self._blame_forgiven: dict[tuple[int, int], float] = {}  # (blamer, seq) of a waiting blame
+        self.away_past_limit = False
         # I2: signed timeout claims, (accused, step key) -> claimant -> message; when first seen here.
         # (accused, step key) -> claimer -> claim; accused None: "whichever of several seats owes it"
         self.claims: dict[tuple[int | None, str], dict[int, SignedMessage]] = {}
@@ -225,6 +229,8 @@ class SessionCore:
         def _judge_pending_blames(self) -> None: ...
 
         def _stop_deadline(self) -> float: ...
+
+        def _note_away(self, since: float, forgiven: float, limit: float) -> None: ...
 
         def _on_peek(self, seat: int, msg: SignedMessage) -> bool: ...
 

@@ -290,6 +290,7 @@ class BlameMixin(SessionCore):
 
     def _judge_pending_blames(self) -> None:
         for seat, (msg, since) in list(self.pending_blames.items()):
+            self._note_away(since, self._blame_forgiven.get((seat, msg.seq), 0.0), self._stop_deadline())
             if self.now - since > self._stop_deadline():
                 del self.pending_blames[seat]
                 why = f"seat {seat} published a blame whose evidence never became checkable here"

@@ -99,6 +99,8 @@ class ClockMixin(SessionCore):
             if limit is not None and self.now - first > limit + self.settings.reconnect_timeout:
                 self._claim(seat, key, waiting.what)  # I4: time away is forgiven once, not without end
                 return
+            if limit is not None:
+                self._note_away(first, self._forgiven.get((owing, key), 0.0), limit + self.settings.reconnect_timeout)
             gone = self.disconnected.get(owing)
             if gone is not None:  # time away counts only against the reconnect limit (I4)
                 if self.now - gone > self.settings.reconnect_timeout:
@@ -137,42 +139,57 @@ class ClockMixin(SessionCore):
         """The runner judges time again. Without `paused`: it replayed this seat's journal (or this
         process did not run: a suspend), so time spent down is nobody's fault and every clock restarts
         now (I4). With `paused`: this laptop's links were all down (then settling) for that many
-        seconds: each clock is moved on by that much only, so time linked still counts, and a table
-        whose every link blinks still reaches its limits (red team 22 #3: a restart at every blink
-        stalled a withheld step for good); the bound since a step first became due moves on by the pause
-        too, since this laptop's own time with no link is nobody's fault (red team 23 #1: two outages
-        under the reconnect limit, or one with a peer's link back later, claimed a seat that was never
-        away from the table past the limit after this laptop came back), but by no more than the
-        reconnect limit in all for one owed step, so peers that blink every link (10 ms down, then the
-        settling: nearly all the time "paused") still meet the bound within step + 2 x reconnect limit
-        of wall time. Either way every link counts as up
+        seconds, which it cannot tell from every other seat dropping it: every clock (step clocks, the
+        first-due bound, claims, waiting blames) moves on by that much only, so time linked still
+        counts (red team 22 #3: a restart at every blink stalled a withheld step for good) and this
+        laptop's own outages count against nobody (red team 23 #1, red team 24 #3: outages under the
+        reconnect limit each, with a peer's link back later, claimed that peer). What each clock was
+        forgiven is kept: once it passes the reconnect limit, the time past it would have run that
+        clock out, and the session says `away_past_limit` instead of naming anyone (`_note_away`);
+        the runner then leaves the table unfinished, as after one outage past the limit. So peers that
+        blink every link (nearly all the time "paused") still end the table within the limit plus
+        twice the reconnect limit of wall time (red team 24 #2). Either way every link counts as up
         until the runner says otherwise. Call it once after a replay, before the first live `tick`."""
         self.now = self.steady_since = now
         if paused is None:
             for key in self._due:
                 self._due[key] = now
                 self._first_due[key] = now
-            self._forgiven.clear()
             for claim in self.claim_seen:
                 self.claim_seen[claim] = now
             self.pending_blames = {seat: (msg, now) for seat, (msg, _) in self.pending_blames.items()}
+            self._forgiven.clear()
+            self._claim_forgiven.clear()
+            self._blame_forgiven.clear()
+            self.away_past_limit = False
         else:
             shift = max(0.0, paused)
             for key, due in self._due.items():
                 self._due[key] = min(now, due + shift)
             for key, first in self._first_due.items():
-                forgiven = self._forgiven.get(key, 0.0)
-                moved = min(now, first + min(shift, max(0.0, self.settings.reconnect_timeout - forgiven)))
-                self._first_due[key] = moved
-                self._forgiven[key] = forgiven + (moved - first)
+                self._first_due[key] = moved = min(now, first + shift)
+                self._forgiven[key] = self._forgiven.get(key, 0.0) + (moved - first)
             for claim, seen in self.claim_seen.items():
-                self.claim_seen[claim] = min(now, seen + shift)
-            self.pending_blames = {
-                seat: (msg, min(now, since + shift)) for seat, (msg, since) in self.pending_blames.items()
-            }
+                self.claim_seen[claim] = moved = min(now, seen + shift)
+                self._claim_forgiven[claim] = self._claim_forgiven.get(claim, 0.0) + (moved - seen)
+            blames: dict[int, tuple[SignedMessage, float]] = {}
+            blame_forgiven: dict[tuple[int, int], float] = {}
+            for seat, (msg, since) in self.pending_blames.items():
+                blames[seat] = (msg, min(now, since + shift))
+                blame = (seat, msg.seq)  # a later blame of the same seat starts with nothing forgiven
+                blame_forgiven[blame] = self._blame_forgiven.get(blame, 0.0) + (blames[seat][1] - since)
+            self.pending_blames, self._blame_forgiven = blames, blame_forgiven
         self.disconnected.clear()
         self.network_lost_since = None
         return self.drain()
+
+    def _note_away(self, since: float, forgiven: float, limit: float) -> None:
+        """A clock started at `since` (moved on by `forgiven` seconds of this laptop's own outages)
+        has not run out, but would have, counting the outages past the reconnect limit: this laptop
+        was away too long to judge it (I4), and that names nobody (I1)."""
+        over = forgiven - self.settings.reconnect_timeout
+        if over > 0 and self.now - since + over > limit:
+            self.away_past_limit = True
 
     def waiting(self) -> Waiting | None:
         rd = self.round
@@ -303,6 +320,7 @@ class ClockMixin(SessionCore):
             # when the last claim comes after it (red team 7: the last claim timed at twice the limit).
             return
         for claim, since in self.claim_seen.items():
+            self._note_away(since, self._claim_forgiven.get(claim, 0.0), self._stop_deadline())
             if self.now - since > self._stop_deadline() and claim in self.claims:
                 accused, _ = claim
                 by = self.claims[claim]
