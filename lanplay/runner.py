@@ -619,7 +619,13 @@ class TableRunner:
                 gone = clock - self._lost_since
                 log.warning("no link for %.0f s: leaving the table unfinished (it can be resumed)", gone)
                 self._gave_up = True
-            return self.ever_linked  # before the first link there is no network to have lost
+            # Ticked only to say `NetworkLost`: so only once it was told every link is down (a drop held
+            # back by `LINK_CHANGE_INTERVAL` would leave a seat "up" there, judged on clocks no pause has
+            # moved yet), and never while a settling waits for `resumed` (red team 25 #1, #2: a blink
+            # inside it claimed a seat for this laptop's own outage). Before the first link there is no
+            # network to have lost.
+            told_down = all(seat in session.disconnected for seat in range(len(self.peer_ids)) if seat != self.me)
+            return self.ever_linked and self._settle_until is None and told_down
         if self._lost_since is not None:
             self._lost_since = None
             if self._was_linked:  # (the first link of all restarts nothing: the clocks started with the game)

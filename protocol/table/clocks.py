@@ -357,7 +357,9 @@ class ClockMixin(SessionCore):
         limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
         if limit is None:
             return False
-        first = self._first_due.get((self.me, key), self.now)
+        # The others' clocks do not forgive this laptop's outages (to them it was away, and came back):
+        # its own reading of its step counts them too, or it would dispute true claims (red team 25).
+        first = self._first_due.get((self.me, key), self.now) - self._forgiven.get((self.me, key), 0.0)
         return True if self.now - first >= limit else None
 
     def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
