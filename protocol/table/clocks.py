@@ -357,10 +357,14 @@ class ClockMixin(SessionCore):
         limit = self.settings.step_timeout if waiting.automatic or held else self.settings.turn_timeout
         if limit is None:
             return False
-        # The others' clocks do not forgive this laptop's outages (to them it was away, and came back):
-        # its own reading of its step counts them too, or it would dispute true claims (red team 25).
-        first = self._first_due.get((self.me, key), self.now) - self._forgiven.get((self.me, key), 0.0)
-        return True if self.now - first >= limit else None
+        # Owed as soon as any honest seat's clock could have run out, and no sooner: on time linked since
+        # the step came due (its fresh limit after a return), or on the first-due bound, which does not
+        # forgive this laptop's outages (to the others it was away): neither a true claim disputed (red
+        # team 25) nor a seat back within the reconnect limit convicting itself (red team 26).
+        first = self._first_due.get((self.me, key), self.now)
+        wall_first = first - self._forgiven.get((self.me, key), 0.0)
+        past = self.now - first >= limit or self.now - wall_first >= limit + self.settings.reconnect_timeout
+        return True if past else None
 
     def _owes_one_of(self, claim: tuple[int | None, str], by: dict[int, SignedMessage], limit: float) -> int | None:
         """The seat that owes a one-of step (a claim naming none, D), if the claims show it: an
