@@ -19,7 +19,6 @@ run with ``--interface <your LAN address>`` (or set ``LANPLAY_INTERFACE``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import json
 import logging
@@ -501,9 +500,14 @@ class TableAdvertiser:
         pending = list(self._announcing)
         for future in pending:
             future.cancel()
-        for future in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await future
+        if pending:
+            # `asyncio.wait`, not awaiting each under suppress(CancelledError): that would also swallow
+            # a cancellation of this task itself (Ctrl-C while the advert is updated kept the host
+            # running).
+            await asyncio.wait(pending)
+            for future in pending:
+                if not future.cancelled():
+                    future.result()  # an announcement's own error, as before
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -582,9 +586,11 @@ class TableBrowser:
         self._resolving.clear()
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if tasks:
+            await asyncio.wait(tasks)  # not suppress(CancelledError): this task's own cancel must pass
+            for task in tasks:
+                if not task.cancelled():
+                    task.result()
         if aiozc is not None:
             await aiozc.async_close()
 

@@ -745,8 +745,9 @@ class Mesh:
         self._retire(link)
         if link.writer is not None:
             link.writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await link.writer
+            await asyncio.wait([link.writer])  # not suppress(CancelledError): this task's own cancel must pass
+            if not link.writer.cancelled():
+                link.writer.result()
         if was_current:
             del self._links[link.peer_id]
             log.info("link %s down", link.name)
