@@ -35,6 +35,7 @@ from typing import Self
 from zeroconf import IPVersion, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from lanplay.aio import cancel_and_wait
 from protocol.encoding import TABLE_ID_MAX_BYTES, TABLE_ID_MIN_BYTES
 
 log = logging.getLogger(__name__)
@@ -497,17 +498,7 @@ class TableAdvertiser:
         future.add_done_callback(self._announcing.discard)
 
     async def _cancel_announcements(self) -> None:
-        pending = list(self._announcing)
-        for future in pending:
-            future.cancel()
-        if pending:
-            # `asyncio.wait`, not awaiting each under suppress(CancelledError): that would also swallow
-            # a cancellation of this task itself (Ctrl-C while the advert is updated kept the host
-            # running).
-            await asyncio.wait(pending)
-            for future in pending:
-                if not future.cancelled():
-                    future.result()  # an announcement's own error, as before
+        await cancel_and_wait(list(self._announcing))
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -584,13 +575,7 @@ class TableBrowser:
             await browser.async_cancel()
         tasks = list(self._resolving.values())
         self._resolving.clear()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)  # not suppress(CancelledError): this task's own cancel must pass
-            for task in tasks:
-                if not task.cancelled():
-                    task.result()
+        await cancel_and_wait(tasks)
         if aiozc is not None:
             await aiozc.async_close()
 

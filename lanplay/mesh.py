@@ -72,6 +72,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
+from lanplay.aio import cancel_and_wait
 from protocol.encoding import check_table_id
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, fingerprint_of
@@ -744,10 +745,7 @@ class Mesh:
         was_current = self._links.get(link.peer_id) is link
         self._retire(link)
         if link.writer is not None:
-            link.writer.cancel()
-            await asyncio.wait([link.writer])  # not suppress(CancelledError): this task's own cancel must pass
-            if not link.writer.cancelled():
-                link.writer.result()
+            await cancel_and_wait([link.writer])
         if was_current:
             del self._links[link.peer_id]
             log.info("link %s down", link.name)
