@@ -61,6 +61,28 @@ from protocol.table.messages import (
 )
 
 CARD_CACHE: dict[tuple[str, tuple[str, ...]], CardTable] = {}  # card tables are pure functions of the deck
+# Passes already checked, by their message's digest and their input's: a pass is a pure function of
+# both, so a replay (a proof's `verify`, this seat's own pass) need not check its proofs again.
+PASS_CACHE: dict[tuple[str, int], ShuffleOutput | LockOutput] = {}
+PASS_CACHE_SIZE = 256
+
+
+def _cached_pass(digest: str, deck: Sequence[bytes], check: Any) -> Any:
+    key = (digest, hash(tuple(deck)))
+    found = PASS_CACHE.get(key)
+    if found is None:
+        found = check()
+        if len(PASS_CACHE) >= PASS_CACHE_SIZE:
+            del PASS_CACHE[next(iter(PASS_CACHE))]
+        PASS_CACHE[key] = found
+    return found
+
+
+def remember_pass(digest: str, deck: Sequence[bytes], output: ShuffleOutput | LockOutput) -> None:
+    """A pass this seat made itself: checked by construction."""
+    if len(PASS_CACHE) >= PASS_CACHE_SIZE:
+        del PASS_CACHE[next(iter(PASS_CACHE))]
+    PASS_CACHE[(digest, hash(tuple(deck)))] = output
 
 
 def card_table(game_id: str, deck: tuple[str, ...]) -> CardTable:
@@ -420,13 +442,16 @@ class RoundLedger:
     def _shuffle(self, seat: int, msg: SignedMessage) -> None:
         assert self.ctx is not None
         deck = self.shuffles[-1].points if self.shuffles else self.ctx.cards.points
+        ctx = self.ctx
         body = _without_on(msg.body)
-        self.shuffles.append(ShuffleOutput.from_json(self.ctx, seat, body, deck))
+        self.shuffles.append(_cached_pass(msg.digest(), deck, lambda: ShuffleOutput.from_json(ctx, seat, body, deck)))
 
     def _lock(self, seat: int, msg: SignedMessage) -> None:
         assert self.ctx is not None
+        ctx = self.ctx
         deck = self.locks[-1].points if self.locks else self.shuffles[-1].points
-        self.locks.append(LockOutput.from_json(self.ctx, seat, _without_on(msg.body), deck))
+        body = _without_on(msg.body)
+        self.locks.append(_cached_pass(msg.digest(), deck, lambda: LockOutput.from_json(ctx, seat, body, deck)))
 
     def _open(self, seat: int, msg: SignedMessage) -> None:
         assert self.ctx is not None

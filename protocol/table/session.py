@@ -48,7 +48,7 @@ from protocol.errors import CheatDetected, ProtocolError
 from protocol.identity import Identity
 from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
 from protocol.table import phases
-from protocol.table.ledger import Fault, Owed, RoundLedger, RoundStart, judge_private, round_messages
+from protocol.table.ledger import Fault, Owed, RoundLedger, RoundStart, judge_private, remember_pass, round_messages
 from protocol.table.messages import (
     CHOICE_TAG,
     KINDS,
@@ -189,6 +189,7 @@ class TableSession:
         self.forwarded: set[str] = set()
         self.applied = 0  # ledger log entries applied to this seat's own state
         self.my_state: Any = None
+        self.dealt_state: Any = None  # this seat's state right after the deal (what the screen starts from)
         self.my_cards: dict[int, str] = {}
         self.hand_keys: dict[int, dict[int, KeyOpening]] = {}
         self.openings: dict[int, Opening] = {}  # point -> opening of this seat's hidden choice there
@@ -456,7 +457,7 @@ class TableSession:
             heads.append(None if taken == 0 else [taken - 1, self.ledger.chains[seat][taken - 1].digest()])
         return {"rec": self.rec, "heads": heads, "got": list(self.private_got)}
 
-    def _publish(self, kind: str, body: JSONObject) -> None:
+    def _publish(self, kind: str, body: JSONObject, made: tuple[Any, Any] | None = None) -> None:
         chain = self.ledger.chains[self.me]
         seq = len(chain)
         if seq != self.ledger.cursor[self.me]:
@@ -464,6 +465,8 @@ class TableSession:
         prev = chain[-1].digest() if chain else "0" * 64
         msg = sign_message(self.identity, self.settings.table, self.round_index, seq, prev, kind, {**body, "on": self._history()})
         self.public[self.me].msgs.append(msg)
+        if made is not None:
+            remember_pass(msg.digest(), made[0], made[1])
         self.ledger.add(self.me, msg)
         self.forwarded.add(msg.digest())
         self._out.append(Send(None, msg.to_wire()))
@@ -564,7 +567,7 @@ class TableSession:
                     cards[position] = code
             assert ledger.dealer is not None
             deal = self.game.deal_from_cards(self.state, ledger.dealer, cards)
-            self.my_state = self.game.start_round(self.state, deal)
+            self.my_state = self.dealt_state = self.game.start_round(self.state, deal)
             hand = tuple(self.my_cards[p] for p in positions)
             self._out.append(Dealt(self.round_index, hand, tuple(ledger.table_cards[p] for p in ledger.table_positions)))
         if self.my_state is False or self.private_fault:
@@ -639,12 +642,13 @@ class TableSession:
             shuffle, _ = self._deck_secrets()
             deck = ledger.shuffles[-1].points if ledger.shuffles else ledger.ctx.cards.points
             out = shuffle_pass(ledger.ctx, self.me, deck, shuffle, self._entropy)
-            self._publish("shuffle", out.to_json())
+            self._publish("shuffle", out.to_json(), made=(deck, out))
         elif kind == "lock":
             assert ledger.ctx is not None
             shuffle, lock = self._deck_secrets()
             deck = ledger.locks[-1].points if ledger.locks else ledger.shuffles[-1].points
-            self._publish("lock", lock_pass(ledger.ctx, self.me, deck, shuffle, lock, self._entropy).to_json())
+            locked = lock_pass(ledger.ctx, self.me, deck, shuffle, lock, self._entropy)
+            self._publish("lock", locked.to_json(), made=(deck, locked))
         elif kind == "open":
             _, lock = self._deck_secrets()
             for seat, positions in enumerate(ledger.layout_hands):
@@ -979,6 +983,20 @@ class TableSession:
         if self.my_state not in (None, False):
             return self.my_state
         return self.ledger.state if self.ledger.state is not None else self.state
+
+    def late_cards(self) -> tuple[str, ...] | None:
+        """S-8.3: the late trump card(s), once every seat's keys opened them."""
+        ledger = self.ledger
+        if not ledger.late_positions or not all(p in ledger.table_cards for p in ledger.late_positions):
+            return None
+        return tuple(ledger.table_cards[p] for p in ledger.late_positions)
+
+    def committed(self) -> tuple[int, ...]:
+        """Seats whose hidden choice at the current point is in but not yet applied (shown as a mark)."""
+        point = self.ledger.current()
+        if point is None or point.kind != "commit":
+            return ()
+        return tuple(sorted(point.taken))
 
     @property
     def exposed(self) -> frozenset[int]:
