@@ -211,6 +211,7 @@ class RoundLedger:
         self.stops: list[tuple[int, int, JSONObject]] = []  # (author, seq, body) of stops and leaves
         self.left: set[int] = set()
         self.ends: dict[int, str] = {}  # seat -> the record digest it signed last
+        self.end_seqs: dict[int, list[int]] = {}  # seat -> where its end signatures stand in its chain
         self.secrets: dict[int, tuple[SeatSecrets | None, dict[int, Opening], int]] = {}
         self.audit: AuditResult | None = None
         if start.index == 0:
@@ -344,6 +345,13 @@ class RoundLedger:
             return
         if not point.group or len(point.taken) == len(point.seats):
             self._next_point(point)
+
+    def _final_in(self, history: History) -> bool:
+        """The history holds every seat's secrets of the game's last round, confirmed by the audit."""
+        audit = self.audit
+        if audit is None or not audit.complete or self.game.expected(audit.state).phase != "over":
+            return False
+        return all(history.holds(seat, taken[2]) for seat, taken in self.secrets.items())
 
     def _ended_in(self, history: History) -> bool:
         return self.end_point is not None and self._reaches(history, self.points[self.end_point])
@@ -629,6 +637,7 @@ class RoundLedger:
             if not isinstance(digest, str) or len(digest) != 64:
                 raise _Refuse("P-5.8", "an end signature must name a record digest")
             self.ends[seat] = digest
+            self.end_seqs.setdefault(seat, []).append(msg.seq)
         else:  # stop
             body_fields(body, frozenset({"seat", "owed", "to", "reason"}), seat, "stop")
             named, owed, to = body.get("seat"), body.get("owed"), body.get("to")
@@ -662,8 +671,14 @@ class RoundLedger:
         if stopped or self._ended_in(history):
             for seat in range(self.n):
                 taken = self.secrets.get(seat)
-                if seat not in self.left and not (taken is not None and history.holds(seat, taken[2])):
+                if seat in self.left:
+                    continue
+                if not (taken is not None and history.holds(seat, taken[2])):
                     owed.append(Owed(seat, "secrets"))
+                elif (stopped or self._final_in(history)) and not any(
+                    history.holds(seat, seq) for seq in self.end_seqs.get(seat, ())
+                ):
+                    owed.append(Owed(seat, "end"))  # P-5.8: its end signature, once the table's end is known
         if reached is not None and len(self.locks) == self.n and self._reaches_open(history):
             for waiter in range(self.n):
                 got = self._got(history, waiter, author)

@@ -520,6 +520,10 @@ class TableSession:
         for fault in self.ledger.faults:
             if fault.seat in self.convictions or fault.seat in self.exposed_here:
                 continue
+            if fault.seat == self.me:  # never expected: this seat signs only what its own replay allows
+                self.exposed_here.add(self.me)
+                self._out.append(Refused(self.me, fault.rule, f"this seat's own message was refused: {fault.reason}"))
+                continue
             proof = self._fault_proof(fault)
             self.exposed_here.add(fault.seat)
             if proof is not None:
