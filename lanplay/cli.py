@@ -145,17 +145,20 @@ def run_verify(args: argparse.Namespace) -> int:
     from engine.record import load_record_text
     from lanplay.text import shown
     from protocol.errors import ProtocolError
-    from protocol.table.verify import check_record
+    from protocol.table.verify import check_end, check_record
 
     try:
         raw = load_record_text(args.file.read_text(encoding="utf-8"))
         names, results = check_record(raw)
+        signed = check_end(raw) if "end" in raw else None
     except (OSError, UnicodeDecodeError) as exc:
         print(f"lanplay: cannot read {args.file}: {exc}", file=sys.stderr)
         return 2
     except (RecordFault, ProtocolError) as exc:
         print(f"lanplay: {args.file} cannot be checked: {exc}", file=sys.stderr)
         return 2
+    if signed is not None:
+        print("end signed by: " + (", ".join(shown(names[s]) for s in signed) or "nobody"))
     if not results:
         print("no proofs: nobody was exposed at this table")
     bad = 0

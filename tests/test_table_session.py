@@ -24,7 +24,7 @@ from protocol.table import (
     TableSession,
     verify,
 )
-from protocol.table.verify import check_record
+from protocol.table.verify import check_end, check_record
 
 
 def _finished_alike(table: Table) -> dict[str, object]:
@@ -73,6 +73,7 @@ def test_a_whole_game_ends_complete_with_every_seat_signing_the_same_record() ->
     table.run()
     record = _finished_alike(table)
     assert record["complete"] is True and record["exposed"] == [] and record["proofs"] == []
+    assert check_end(record) == (0, 1)  # P-5.8: both seats' signed end messages name this record
     assert get_game("sixth-sense").winners is not None
 
 

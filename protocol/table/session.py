@@ -939,10 +939,15 @@ class TableSession:
         out["stops"] = list(self.stops)
         if self.void is not None:
             out["void"] = self.void
-        out["end"] = {
-            "digest": self.record_digest(),
-            "signed_by": sorted(s for s, d in self.ledger.ends.items() if d == self.record_digest()),
-        }
+        digest = self.record_digest()
+        ledger = self.ledger
+        signatures = [
+            ledger.chains[seat][ledger.end_seqs[seat][-1]].to_json()
+            for seat in self.present()
+            if ledger.ends.get(seat) == digest
+        ]
+        # P-5.8: the signed end messages themselves, so a reader checks who agreed to this record.
+        out["end"] = {"digest": digest, "summary": self.summary(), "signatures": signatures}
         return out
 
     # -- links, stops, leaving ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 
 from engine.api import Game
 from engine.record import RoundRecord
+from protocol.encoding import canonical, sha256_hex
 from protocol.errors import ProtocolError
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage
@@ -171,6 +172,33 @@ class ProofCheck:
     index: int
     conviction: Conviction | None
     error: str | None
+
+
+def check_end(raw: Mapping[str, object]) -> tuple[int, ...]:
+    """The seats whose signed end message in a record names the digest of the record's own summary
+    (P-5.8). ProtocolError when the end section is missing or a signature or digest does not hold."""
+    table, end = raw.get("table"), raw.get("end")
+    if not isinstance(table, Mapping) or not isinstance(end, Mapping):
+        raise ProtocolError(RULE, "the record has no 'table' and 'end' sections")
+    raw_keys = table.get("keys")
+    if not isinstance(raw_keys, list):
+        raise ProtocolError(RULE, "the record's table section has no keys")
+    keys = [PublicIdentity.from_hex(key) for key in raw_keys]
+    digest = sha256_hex(canonical(end.get("summary")))
+    if end.get("digest") != digest:
+        raise ProtocolError(RULE, "the end digest is not the digest of the record's summary")
+    signed: list[int] = []
+    signatures = end.get("signatures")
+    for item in signatures if isinstance(signatures, list) else []:
+        msg = SignedMessage.from_json(item)
+        seat = next((s for s, key in enumerate(keys) if key.peer_id == msg.author), None)
+        if seat is None or msg.kind != "end" or msg.table != table.get("id"):
+            raise ProtocolError(RULE, "an end signature of no seat of this table")
+        msg.verify(keys[seat])
+        if msg.body.get("record") != digest:
+            raise ProtocolError(RULE, f"seat {seat}'s end signature names another record")
+        signed.append(seat)
+    return tuple(sorted(signed))
 
 
 def check_record(raw: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[ProofCheck, ...]]:
