@@ -88,7 +88,7 @@ from protocol.table.values import (
 from protocol.table.verify import Conviction, Plan, rounds_json, verify
 
 MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
-MAX_PENDING_PROOFS = 16
+MAX_PENDING_PROOFS = 4  # per sender
 PERSON_KINDS = frozenset({"move", "commit"})
 MAX_FUTURE_BYTES = 4 << 20
 
@@ -135,7 +135,7 @@ class TableSession:
         self.finished = False
         self.complete = False
         self._out: list[Output] = []
-        self._pending_proofs: list[JSONObject] = []
+        self._pending_proofs: list[tuple[int, JSONObject]] = []
         self._future: dict[int, list[tuple[int | None, SignedMessage]]] = {}
         self._future_bytes = 0
         self._since: dict[Owed, float] = {}
@@ -262,7 +262,7 @@ class TableSession:
             self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
             return
         if set(raw) == {"proof"}:
-            self._proof_received(raw["proof"])
+            self._proof_received(sender, raw["proof"])
             return
         try:
             msg = SignedMessage.from_json(raw)
@@ -394,18 +394,20 @@ class TableSession:
             refs.append([self.seat_of[msg.author], msg.seq, msg.digest()])
         return {**proof, key: refs}
 
-    def _proof_received(self, raw: object) -> None:
-        if not isinstance(raw, dict):
+    def _proof_received(self, sender: int | None, raw: object) -> None:
+        """A proof passed on by seat `sender`: kept until the messages it names are here. A few per
+        sender, so no seat can crowd out another's (P-6.6)."""
+        if not isinstance(raw, dict) or sender is None:
             return
-        if len(self._pending_proofs) >= MAX_PENDING_PROOFS:
+        if sum(1 for s, _ in self._pending_proofs if s == sender) >= MAX_PENDING_PROOFS:
             return
-        self._pending_proofs.append(raw)
+        self._pending_proofs.append((sender, raw))
         self.last_kept = True
 
     def _resolve_proofs(self) -> None:
         """Proofs from other seats whose named messages are all here now are checked (P-5.4)."""
-        waiting: list[JSONObject] = []
-        for raw in self._pending_proofs:
+        waiting: list[tuple[int, JSONObject]] = []
+        for sender, raw in self._pending_proofs:
             if raw.get("kind") == "fork":
                 self._expose(raw, send=True)
                 continue
@@ -424,7 +426,7 @@ class TableSession:
             else:
                 self._expose({**raw, key: resolved}, send=True)
                 continue
-            waiting.append(raw)
+            waiting.append((sender, raw))
         self._pending_proofs = waiting
 
     def _held(self, ref: object) -> SignedMessage | None:
@@ -437,24 +439,17 @@ class TableSession:
         return msg if msg.digest() == digest else None
 
     def _fault_proof(self, fault: Fault) -> JSONObject | None:
+        """A refusal proof: the refused message and every message of the round taken here before it
+        (its author's up to it). More than the history it names changes nothing of its verdict: the
+        replay judges it on exactly what it names (docs/PROTOCOL.md)."""
         msg = fault.message
         if msg is None:
             return None
-        history = self.ledger.history(fault.seat, msg.seq) if msg.kind not in PRIVATE_KINDS else None
-        if history is None:
-            from protocol.table.messages import read_history
-
-            try:
-                history = read_history(msg.body, self.n, fault.seat, msg.seq, msg.prev, private=True)
-            except CheatDetected:
-                history = History(self.rec, tuple(None for _ in range(self.n)), tuple(0 for _ in range(self.n)))
-        named = [
-            m.to_json()
-            for seat in range(self.n)
-            for m in self.ledger.chains[seat][
-                : history.count(seat) if seat != fault.seat or msg.kind in PRIVATE_KINDS else msg.seq
-            ]
-        ]
+        ledger = self.ledger
+        upto = [ledger.cursor[seat] for seat in range(self.n)]
+        if msg.kind not in PRIVATE_KINDS:
+            upto[fault.seat] = msg.seq
+        named = [m.to_json() for seat in range(self.n) for m in ledger.chains[seat][: upto[seat]] if m is not msg]
         return {"kind": "refused", "round": self.round_index, "message": msg.to_json(), "history": named}
 
     # -- sending -------------------------------------------------------------------------------------
