@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from test_redteam_net import GAME, Lobby, _draw_until_reveals, _finish
+from test_lobby_draw import GAME, Lobby, _draw_until_reveals, _finish
 from websockets.exceptions import ConnectionClosed
 
 from lanplay.lobby import _JoinerSeat
@@ -89,7 +89,7 @@ class Sim(TableRunner):
 
 
 def four_seat_plan(options: dict[str, Any] | None = None) -> tuple[TablePlan, list[Identity]]:
-    """A signed 6th Sense plan for four seats on 127.0.0.1 (the lobby's draw, as tests/test_redteam_net.py)."""
+    """A signed 6th Sense plan for four seats on 127.0.0.1 (the lobby's draw, as tests/test_lobby_draw.py)."""
     lobby = Lobby.make(4)
     if options is not None:
         roster = Roster(lobby.roster.lobby_id, GAME, options, lobby.roster.seats)
