@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.api import IllegalMove
+from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
 from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
@@ -434,8 +434,15 @@ class TableRunner:
             self._on_message,
             self._on_status,
         )
+        peers = [(self.peer_ids[seat], info.address, info.port) for seat, info in enumerate(self.plan.seats)
+                 if seat != self.me]  # fmt: skip
         try:
-            await self.mesh.start(self.interface, seat_info.port)
+            await self.mesh.open(self.interface, seat_info.port, peers)  # all or nothing: closed if it fails
+        except MeshError as exc:
+            self.mesh = None
+            if self._trace is not None:
+                self._trace.close()
+            raise LobbyError(f"cannot start table {self.settings.table}: {exc}") from exc
         except OSError as exc:
             # The other seats know this seat by the port it announced; another program holds it now.
             # The journal stays, so the same command resumes once the port is free (I3).
@@ -448,23 +455,28 @@ class TableRunner:
                 f"{self.settings.table}: {exc.strerror or exc}. The game is kept: run the same command "
                 "again once that port is free"
             ) from exc
-        for seat, info in enumerate(self.plan.seats):
-            if seat != self.me:
-                await self.mesh.connect(self.peer_ids[seat], info.address, info.port)
-        if self.session is not None and resent is not None:
-            for send in resent:
-                self._send(send)
-            self._sync_links()
-            self._settle("resumed from the journal")
-            self._wake.set()
-        else:
-            self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
-            if not records:
-                self.journal.append(_table_record(self.plan, self.me))
-            ms = self._ms()
-            self.journal.append({"t": "start", "ms": ms})
-            self._dispatch(self.session.start(ms / 1000))
-            self._sync_links()
+        try:
+            if self.session is not None and resent is not None:
+                for send in resent:
+                    self._send(send)
+                self._sync_links()
+                self._settle("resumed from the journal")
+                self._wake.set()
+            else:
+                self.session = TableSession(self.settings, self.identity, time.time(), self._entropy)
+                if not records:
+                    self.journal.append(_table_record(self.plan, self.me))
+                ms = self._ms()
+                self.journal.append({"t": "start", "ms": ms})
+                self._dispatch(self.session.start(ms / 1000))
+                self._sync_links()
+        except BaseException as exc:  # whatever fails at the start, nothing is left listening or dialling (I3)
+            await self.mesh.close()
+            if self._trace is not None:
+                self._trace.close()
+            if isinstance(exc, (ProtocolError, RuleError)):
+                raise LobbyError(f"cannot start table {self.settings.table}: {exc}") from exc
+            raise
         last = time.time()
         leaving = False
         try:
