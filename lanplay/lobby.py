@@ -549,7 +549,14 @@ class LobbyHost:
             with contextlib.suppress(Exception):
                 await _send(joiner.ws, joiner.cipher, {"error": f"barred from this lobby ({ORDER_RULE}): {why}"})
             self._spawn_close(joiner.ws)
-        if fresh:
+        ended = self._plan is not None and self._plan.done() and self._plan.exception() is not None
+        if fresh and ended:  # the lobby is over: every seat still here is told why, and let go
+            assert self._plan is not None
+            for joiner in list(self._joiners):
+                with contextlib.suppress(Exception):
+                    await _send(joiner.ws, joiner.cipher, {"error": str(self._plan.exception())})
+                self._spawn_close(joiner.ws)
+        elif fresh:
             with contextlib.suppress(Exception):
                 await self._announce()
 

@@ -712,28 +712,35 @@ def test_a_host_that_passes_the_reveals_to_some_seats_only_fails_the_attempt() -
 
 
 def test_seats_that_withhold_in_turn_cannot_re_roll_at_the_host_without_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two-seat lobby: a joiner knows the order once it has the host's share, and withholds (here it
-    hangs up) while it dislikes it, coming back under a fresh key each time (keys cost nothing). Each
-    is barred; after `MAX_REDRAWS` such re-draws the host holds no more: its lobby ends with one line
-    saying so (P-6.5), as every honest joiner would leave such a host."""
+    """A joiner that dislikes the order withholds (here it hangs up once it has the commitments) and
+    comes back under a fresh key each time (keys cost nothing), so an accomplice seated with it gets
+    a fresh roll each time. Each is barred; after `MAX_REDRAWS` such re-draws the host holds no more:
+    its lobby ends with one line saying so (P-6.5), which the seat still waiting (Bob, honest) is told
+    too, as every honest joiner would leave such a host."""
     monkeypatch.setattr(lobby_module, "LOBBY_TIMEOUT", 1.0)
 
-    async def scenario() -> tuple[int, BaseException | None]:
+    async def scenario() -> tuple[int, BaseException | None, BaseException | None]:
         host = Identity.generate()
-        lobby = LobbyHost(host, GAME, {}, 2, SeatInfo("Host", host.public.hex(), HOST, free_port(HOST)))
+        lobby = LobbyHost(host, GAME, {}, 3, SeatInfo("Host", host.public.hex(), HOST, free_port(HOST)))
         port = await lobby.start(HOST)
         plan = asyncio.ensure_future(lobby.wait_plan())
+        bob = asyncio.ensure_future(
+            join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Bob", (HOST, free_port(HOST)))
+        )
         try:
-            async with asyncio.timeout(15):
+            async with asyncio.timeout(20):
+                await until(lambda: len(lobby.taken) == 2)
                 for tries in range(1, lobby_module.MAX_REDRAWS + 5):
                     await _joiner_that_withholds(Identity.generate(), lobby.lobby_id, port, withhold=True, leave=True)
                     await until(lambda n=tries: len(lobby.barred) == n or plan.done())  # type: ignore[misc]
                     if plan.done():
-                        return tries, plan.exception()
+                        await asyncio.wait([bob])
+                        return tries, plan.exception(), bob.exception()
         finally:
             await lobby.close()
-        return -1, None
+        return -1, None, None
 
-    tries, error = asyncio.run(scenario())
+    tries, error, bob = asyncio.run(scenario())
     assert tries == lobby_module.MAX_REDRAWS + 1, tries
     assert isinstance(error, LobbyError) and "too many re-draws" in str(error) and "P-6.5" in str(error)
+    assert isinstance(bob, LobbyError) and "host refused" in str(bob) and "too many re-draws" in str(bob), bob
