@@ -474,6 +474,12 @@ class OutboxMesh:
     async def connect(self, peer_id: str, host: str, port: int) -> None:
         pass
 
+    async def open(self, interface: str, port: int, peers: list[tuple[str, str, int]]) -> int:
+        await self.start(interface, port)
+        for peer in peers:
+            await self.connect(*peer)
+        return port
+
     def broadcast(self, data: bytes, passed_on: bool = False) -> None:
         for peer in self.peers:
             self.outbox[peer].append((data, passed_on))
