@@ -68,6 +68,7 @@ from protocol.errors import ProtocolError
 from protocol.identity import Identity, PublicIdentity
 from protocol.link import Handshake, LinkCipher
 from protocol.plan import (
+    DEFAULT_PATIENCE,
     DRAW_RULE,
     FIELD_RULE,
     ORDER_RULE,
@@ -79,6 +80,7 @@ from protocol.plan import (
     check_game,
     check_mesh_address,
     check_name,
+    check_patience,
     commitment_from_json,
     opening_from_json,
 )
@@ -275,6 +277,7 @@ class LobbyHost:
     options: JSONObject
     seats: int
     host_seat: SeatInfo
+    patience: int = DEFAULT_PATIENCE  # signed in the plan: every seat waits as long (P-5.5)
     lobby_id: str = field(default_factory=lambda: secrets.token_hex(16))
     on_change: Callable[[tuple[SeatInfo, ...]], None] | None = None
     _joiners: list[_Joiner] = field(default_factory=list)
@@ -297,6 +300,7 @@ class LobbyHost:
             check_name(self.host_seat.name)
             check_mesh_address(self.host_seat.address)
             check_game(self.game, self.options, self.seats)  # the engine's own word on them (P-6.7)
+            check_patience(self.patience)
         except ProtocolError as exc:
             raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
@@ -416,7 +420,7 @@ class LobbyHost:
                 await _send(joiner.ws, joiner.cipher, {"seats": seats, "you": index})
         if len(self.taken) == self.seats and self._plan is not None and not self._plan.done() and self._draw is None:
             self._attempts += 1
-            roster = Roster(self.lobby_id, self.game, self.options, self.taken)
+            roster = Roster(self.lobby_id, self.game, self.options, self.taken, patience=self.patience)
             draw = _HostDraw(self._attempts, roster, PlanDraw(roster, self.identity, secrets.token_bytes),
                              tuple(self._joiners))  # fmt: skip
             self._draw = draw

@@ -95,11 +95,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the IPv4 address to play on (default $LANPLAY_INTERFACE, else the network chosen in the lobby, "
         "else 127.0.0.1: this laptop only)",
     )  # fmt: skip
-    parser.add_argument("--step-timeout", type=float, default=20.0, help="seconds an automatic step may take")
     parser.add_argument(
-        "--reconnect-timeout", type=float, default=RECONNECT_TIMEOUT,
-        help="seconds a seat whose link dropped is waited for before it is blamed for withholding (P-5.3)",
+        "--patience", "--reconnect-timeout", dest="reconnect_timeout", type=float, default=RECONNECT_TIMEOUT,
+        metavar="SECONDS",
+        help="the table's patience, signed in its plan when you host: how long a step owed by a seat (or a "
+        "person whose laptop dropped off) is waited for before the round may be stopped; nobody is convicted",
     )  # fmt: skip
+    parser.set_defaults(step_timeout=20.0)
     parser.add_argument("-v", "--verbose", action="store_true")
 
 

@@ -137,7 +137,6 @@ class TableRunner:
         player: LocalPlayer,
         interface: str,
         *,
-        patience: float | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
         try:
@@ -149,7 +148,7 @@ class TableRunner:
         self.data_dir = data_dir
         self.player = player
         self.interface = interface
-        self.settings = plan.settings() if patience is None else plan.settings(patience=patience)
+        self.settings = plan.settings()  # the patience too: the same at every seat (P-5.5)
         keys = [s.public_key for s in plan.seats]
         self.me = keys.index(identity.public.hex())
         self.peer_ids = [p.peer_id for p in self.settings.seats]

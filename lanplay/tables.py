@@ -46,7 +46,7 @@ def _runner(
 ) -> TableRunner:
     runner = TableRunner(
         plan, identity, data_dir, player, interface,
-        patience=reconnect_timeout, on_event=on_event,
+        on_event=on_event,
     )  # fmt: skip
     if on_runner is not None:
         on_runner(runner)
@@ -76,7 +76,8 @@ async def host_table(
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
     over loopback like anyone else, wait for the other seats, then play."""
     mesh_port = free_port(interface)
-    lobby = LobbyHost(identity, game, options, seats, SeatInfo(name, identity.public.hex(), interface, mesh_port))
+    host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
+    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
     lobby_port = await lobby.start(interface)
     if on_lobby is not None:
         on_lobby(lobby, lobby_port)
@@ -180,7 +181,6 @@ async def _bot_peer(
     )
     runner = TableRunner(
         plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
-        patience=reconnect_timeout,
     )  # fmt: skip
     return await runner.run()
 
@@ -333,7 +333,6 @@ async def _resume_bot(
         return None
     runner = TableRunner(
         found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
-        patience=reconnect_timeout,
     )  # fmt: skip
     try:
         return await runner.run()

@@ -61,6 +61,8 @@ from protocol.version import RULES_DIGEST, short
 RULE = "P-1.1"  # who sits at the table, and that each of them agreed
 ORDER_RULE = "P-3.2"  # the seat order is drawn jointly
 DRAW_RULE = "P-6.5"  # no seat can draw again: each step once per attempt, a failed attempt names who failed it
+DEFAULT_PATIENCE = 120
+MIN_PATIENCE, MAX_PATIENCE = 1, 3600
 FIELD_RULE = "P-6.7"  # every field of the plan is checked by each signer; the plan pins the rules' version
 ORDER_TAG = "lanplay/seat-order"
 PLAN_DOMAIN = b"lanplay/table-plan/v1\x00"
@@ -271,7 +273,15 @@ def _seats_from_json(raw: object, what: str) -> tuple[SeatInfo, ...]:
     return seats
 
 
-def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject, str]:
+def check_patience(value: object) -> int:
+    """The table's patience (P-5.5): whole seconds an owed step is waited for before a seat may stop the
+    round, the same at every seat because the plan pins it."""
+    if not isinstance(value, int) or isinstance(value, bool) or not MIN_PATIENCE <= value <= MAX_PATIENCE:
+        raise PlanError(FIELD_RULE, f"the table's patience is whole seconds from {MIN_PATIENCE} to {MAX_PATIENCE}")
+    return value
+
+
+def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject, str, int]:
     if not isinstance(raw, dict):
         raise PlanError(RULE, f"{what} is an object")
     lobby, game, options, rules = raw.get("lobby"), raw.get("game"), raw.get("options"), raw.get("rules")
@@ -279,7 +289,7 @@ def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject, str
         raise PlanError(RULE, f"{what} names lobby, game and options")
     if not isinstance(rules, str) or len(rules) != 64 or any(c not in "0123456789abcdef" for c in rules):
         raise PlanError(FIELD_RULE, f"{what} pins the version of its rules (a SHA-256 digest, lowercase hex)")
-    return lobby, game, options, rules
+    return lobby, game, options, rules, check_patience(raw.get("patience"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,21 +301,23 @@ class Roster:
     options: JSONObject
     seats: tuple[SeatInfo, ...]
     rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
+    patience: int = DEFAULT_PATIENCE  # seconds an owed step is waited for (P-5.5)
 
     def to_json(self) -> JSONObject:
         return {
             "lobby": self.lobby_id,
             "game": self.game,
             "options": self.options,
+            "patience": self.patience,
             "seats": [s.to_json() for s in self.seats],
             "rules": self.rules,
         }
 
     @staticmethod
     def from_json(raw: object) -> Roster:
-        lobby, game, options, rules = _header_from_json(raw, "a roster")
+        lobby, game, options, rules, patience = _header_from_json(raw, "a roster")
         assert isinstance(raw, dict)
-        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"), rules)
+        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"), rules, patience)
 
     def check(self) -> None:
         """Every field a seat checks before it commits to a draw of this roster (`check_table`)."""
@@ -411,12 +423,14 @@ class TablePlan:
     draw: SeatDraw
     signatures: tuple[str, ...] = ()  # hex, one per seat in seat order; empty until every seat signed
     rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
+    patience: int = DEFAULT_PATIENCE  # seconds an owed step is waited for (P-5.5)
 
     def unsigned_json(self) -> JSONObject:
         return {
             "lobby": self.lobby_id,
             "game": self.game,
             "options": self.options,
+            "patience": self.patience,
             "seats": [s.to_json() for s in self.seats],
             "draw": self.draw.to_json(),
             "rules": self.rules,
@@ -428,7 +442,7 @@ class TablePlan:
     @staticmethod
     def from_json(raw: object) -> TablePlan:
         """Parse (shape only: `verify` checks the draw and the signatures)."""
-        lobby, game, options, rules = _header_from_json(raw, "a table plan")
+        lobby, game, options, rules, patience = _header_from_json(raw, "a table plan")
         assert isinstance(raw, dict)
         seats = _seats_from_json(raw.get("seats"), "a table plan")
         if "draw" not in raw:
@@ -437,7 +451,7 @@ class TablePlan:
         signatures = raw.get("signatures", [])
         if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
             raise PlanError(RULE, "a table plan's signatures are hex strings")
-        return TablePlan(lobby, game, options, seats, draw, tuple(signatures), rules)
+        return TablePlan(lobby, game, options, seats, draw, tuple(signatures), rules, patience)
 
     @property
     def table_id(self) -> str:
@@ -453,7 +467,8 @@ class TablePlan:
         by_key = {s.public_key: s for s in self.seats}
         if sorted(self.draw.joined) != sorted(by_key) or len(self.draw.joined) != len(self.seats):
             raise PlanError(RULE, "the seats are not exactly the peers that joined")
-        return Roster(self.lobby_id, self.game, self.options, tuple(by_key[k] for k in self.draw.joined), self.rules)
+        joined = tuple(by_key[k] for k in self.draw.joined)
+        return Roster(self.lobby_id, self.game, self.options, joined, self.rules, self.patience)
 
     def sign(self, identity: Identity) -> str:
         """This seat's signature on the plan (hex)."""
@@ -473,7 +488,9 @@ class TablePlan:
             raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this plan") from None
 
     def with_signatures(self, signatures: Sequence[str]) -> TablePlan:
-        return TablePlan(self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures), self.rules)
+        return TablePlan(
+            self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures), self.rules, self.patience
+        )
 
     def verify(self) -> None:
         """Everything a seat checks before it plays (I7, P-6.7): the seats are exactly the peers that
@@ -493,15 +510,16 @@ class TablePlan:
         for seat, signature in enumerate(self.signatures):
             self.check_signature(seat, signature)
 
-    def settings(self, **timeouts: float) -> TableSettings:
+    def settings(self) -> TableSettings:
+        """Every seat's table settings, all from the signed plan (its patience too, P-5.5)."""
         return TableSettings(
             table=self.table_id,
             game=self.game,
             options=dict(self.options),
             seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
             names=tuple(s.name for s in self.seats),
+            patience=float(self.patience),
             bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(self.seats)),
-            **timeouts,
         )
 
 
@@ -510,7 +528,9 @@ def build_plan(roster: Roster, commitments: Sequence[Commitment], openings: Sequ
     order = draw_order(roster, commitments, openings)
     draw = SeatDraw(tuple(s.public_key for s in roster.seats), tuple(commitments), tuple(openings))
     seats = tuple(roster.seats[i] for i in order)
-    return TablePlan(roster.lobby_id, roster.game, roster.options, seats, draw, rules=roster.rules)
+    return TablePlan(
+        roster.lobby_id, roster.game, roster.options, seats, draw, rules=roster.rules, patience=roster.patience
+    )
 
 
 @dataclass

@@ -103,7 +103,7 @@ def test_a_table_that_fails_once_its_mesh_listens_says_so_in_one_line_and_closes
             raise MeshError("224.0.0.251 is not the address of one interface")
 
         monkeypatch.setattr(Mesh, "connect", broken)
-    runner = TableRunner(plan, idents[0], tmp_path, BotPlayer(plan.game), HOST, patience=1.0)
+    runner = TableRunner(plan, idents[0], tmp_path, BotPlayer(plan.game), HOST)
     with pytest.raises(LobbyError) as refused:
         asyncio.run(runner.run())
     why = str(refused.value)
