@@ -23,7 +23,7 @@ from lanplay.ui.local_table import LocalTable
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import screen_text
 
-ENTER, RIGHT = "\r", "\x1b[C"
+ENTER, RIGHT, TAB = "\r", "\x1b[C", "\t"
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -52,7 +52,8 @@ async def _play(
 
 
 async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
-    """Enter picks the current selection; only pressed when the model waits for this seat, as a person would."""
+    """Tab selects (the next allowed choice) and Enter confirms it; only pressed when the model waits for this
+    seat, as a person would."""
     sent = -1
     while not done():
         await _until(lambda: bool(model.moves) or done())
@@ -60,7 +61,7 @@ async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[
             break
         if model.revision != sent:  # one press per new screen, so presses never pile up ahead of the table
             sent = model.revision
-            pipe.send_text(ENTER)
+            pipe.send_text(TAB + ENTER)
         await asyncio.sleep(0.002)
 
 
@@ -102,7 +103,7 @@ def test_arrows_and_digits_choose_and_help_and_quit_dialogs(tmp_path: Path) -> N
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _until(lambda: model.kind == "predict")
         hand = model.view.round.hands[0]
-        pipe.send_text(RIGHT)
+        pipe.send_text(RIGHT + RIGHT)  # nothing is selected at first: → selects the first card, → the second
         await _until(lambda: model.cursor == 1)
         pipe.send_text(ENTER)
         await _until(lambda: model.view.round.predictions[0] is not None)
@@ -125,10 +126,12 @@ def test_arrows_and_digits_choose_and_help_and_quit_dialogs(tmp_path: Path) -> N
             pipe.send_text("1")
             await _until(lambda: model.error is not None)
             assert "you must follow the led colour" in screen_text(model)
+            pipe.send_text(ENTER)
+            await _until(lambda: model.cursor == 0 and not model.typed)
         pipe.send_text(RIGHT * ((playable - model.cursor) % len(model.options)) + ENTER)
         await _until(lambda: model.question is not None or len(model.view.round.hands[0]) < before)
-        if model.question is not None:  # the 6/9 card or a 0: the digit answers the second question
-            pipe.send_text("1")
+        if model.question is not None:  # the 6/9 card or a 0: the digit selects the answer, Enter confirms it
+            pipe.send_text("1" + ENTER)
             await _until(lambda: len(model.view.round.hands[0]) < before)
         await _leave(model, pipe)
 

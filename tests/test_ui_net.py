@@ -35,7 +35,7 @@ from lanplay.ui.screens import screen_text
 from protocol.identity import Identity
 from protocol.session import Blamed, Waiting
 
-ENTER, DOWN, LEFT, RIGHT = "\r", "\x1b[B", "\x1b[D", "\x1b[C"
+ENTER, DOWN, LEFT, RIGHT, TAB = "\r", "\x1b[B", "\x1b[D", "\x1b[C", "\t"
 LOOPBACK = "127.0.0.1"
 
 
@@ -58,7 +58,8 @@ async def _until(condition: Callable[[], bool], timeout: float = 30.0, what: str
 
 
 async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
-    """Enter confirms the current choice, pressed only when the screen asks this seat, as a person would."""
+    """Tab selects (the next allowed choice) and Enter confirms it, pressed only when the screen asks this seat,
+    as a person would."""
     sent = -1
     while not done():
         await _until(lambda: bool(model.moves) or done())
@@ -66,7 +67,7 @@ async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[
             break
         if model.revision != sent:
             sent = model.revision
-            pipe.send_text(ENTER)
+            pipe.send_text(TAB + ENTER)
         await asyncio.sleep(0.005)
 
 
@@ -118,7 +119,7 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _until(lambda: model.kind == "predict")
         seen["predict"] = screen_text(model)
-        pipe.send_text(ENTER)
+        pipe.send_text(TAB + ENTER)
         await _until(lambda: model.kind == "play")
         seen["play"] = screen_text(model)
         await _press_enter_until(model, pipe, lambda: 1 in model.audits)

@@ -197,27 +197,32 @@ def take6_pool_model() -> tuple[TableModel, list[Any]]:
     return model, submitted
 
 
-def test_typing_62_picks_card_62_from_the_pool() -> None:
+def test_typing_62_selects_card_62_from_the_pool_and_enter_picks_it() -> None:
     model, submitted = take6_pool_model()
-    assert "type a card's number" in screen_text(model)
-    assert model.type_digit("6")  # 6, 60–69: wait for the next digit
+    assert "←→↑↓ or a card's number: select · Enter: confirm" in screen_text(model)
+    assert model.type_digit("6")  # 6, 60–69: the number may grow
     assert "number 6…" in screen_text(model) and model.options[model.cursor].code == "6"
-    assert not model.type_digit("2")  # nothing longer starts with 62: chosen at once
+    assert model.type_digit("2")
+    assert submitted == [] and model.options[model.cursor].code == "62"  # selected, not played
+    model.confirm()
     assert submitted == [Pick(0, 62)]
 
 
-def test_a_typed_number_that_could_grow_is_taken_after_the_pause() -> None:
+def test_a_typed_number_that_is_only_the_start_of_others_is_no_choice() -> None:
     model, submitted = take6_pool_model()
     assert model.type_digit("1")
-    model.finish_typing()  # the pause: 1 is not in the pool (it starts a row), so nothing is chosen
-    assert submitted == [] and "no card 1 to choose here" in screen_text(model)
+    assert model.cursor == -1  # 1 is not in the pool (it starts a row), only 10–19 and 100–104 are
+    model.finish_typing()  # the pause: the number is whole
+    assert submitted == [] and model.cursor == -1 and "no card 1 to choose here" in screen_text(model)
     assert model.type_digit("1") and model.type_digit("0")
     model.finish_typing()
+    assert submitted == [] and model.options[model.cursor].code == "10"
+    model.confirm()
     assert submitted == [Pick(0, 10)]
 
 
 def test_the_13th_card_of_a_14_card_hand_is_two_digits() -> None:
-    """6th Sense: a number is the n-th card; 1 then 3 picks the 13th (S-3.1 prediction)."""
+    """6th Sense: a number is the n-th card; 1 then 3 selects the 13th (S-3.1 prediction), Enter predicts it."""
     state = colour_deal()
     state = SIXTH_SENSE.new_game(3, state.options)
     raw = {"dealer": 2, "hands": [[c.code for c in deck_for(3)][i * 14:(i + 1) * 14] for i in range(3)],
@@ -227,9 +232,11 @@ def test_the_13th_card_of_a_14_card_hand_is_two_digits() -> None:
     model = TableModel(SIXTH_SENSE, NAMES, 0, "en", submitted.append)
     model.update_state(SIXTH_SENSE.view(state, 0))
     model.set_decision(SIXTH_SENSE.legal_moves(SIXTH_SENSE.view(state, 0), 0))
-    assert "1–14: the n-th" in screen_text(model)
+    assert "←→↑↓ or 1–14: select · Enter: confirm" in screen_text(model)
     hand = state.round.hands[0]  # type: ignore[union-attr]
-    assert model.type_digit("1") and not model.type_digit("3")
+    assert model.type_digit("1") and model.type_digit("3")
+    assert submitted == []
+    model.confirm()
     assert submitted == [Predict(0, hand[12])]
 
 
@@ -251,6 +258,8 @@ def test_arrows_skip_greyed_cards_and_up_down_move_by_screen_row() -> None:
     model.update_state(SIXTH_SENSE.view(state, 0))
     model.set_decision(SIXTH_SENSE.legal_moves(SIXTH_SENSE.view(state, 0), 0))
     codes = [o.code for o in model.options]
+    assert model.cursor == -1  # nothing selected until a key says so
+    model.move_cursor(1)
     assert codes[model.cursor] == "R0"
     model.move_cursor(1)
     assert codes[model.cursor] == "R1"
@@ -361,7 +370,7 @@ def test_every_footer_key_line_fits_an_80_column_screen(lang: str) -> None:
 
 
 def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
-    """T-3.5: the four rows are the choices, one per screen line; ↓ ↓ Enter takes row 3."""
+    """T-3.5: the four rows are the choices, one per screen line; ↓ selects row 1, ↓ ↓ Enter takes row 3."""
     from engine.take6 import Play as Take6Play
     from engine.take6 import TakeRow
     from lanplay.ui.screens import table_area
@@ -376,6 +385,7 @@ def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
     model.set_decision(TAKE6.legal_moves(TAKE6.view(state, 0), 0))
     table_area(model)
     hand_area(model)
+    model.move_row(1)
     model.move_row(1)
     model.move_row(1)
     model.confirm()

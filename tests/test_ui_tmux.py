@@ -1,5 +1,5 @@
 """End to end in a real terminal: tmux runs `lanplay play` in an 80×24 window and a person's keys
-play a whole game (Enter picks the current selection), while capture-pane reads the screens.
+play a whole game (Tab selects the next allowed choice, Enter confirms it), while capture-pane reads the screens.
 
 `lanplay play` hosts the table on 127.0.0.1 and its bots are peers in the same process that speak the
 real protocol (shuffle, commit–reveal, audit); the record lands in $LANPLAY_HOME/records. Each game
@@ -55,7 +55,7 @@ class Terminal:
 
 
 def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str]) -> tuple[str, str, Path]:
-    """Press Enter until the game-over screen; then q. Returns (a screen during play that shows every
+    """Press Tab and Enter until the game-over screen; then q. Returns (a screen during play that shows every
     word of `seen`, the game-over screen, the saved record)."""
     home = tmp_path / "home"
     home.mkdir()
@@ -79,7 +79,7 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
                 playing = screen
             if "Final table" in screen or "Eindstand" in screen:
                 break
-            terminal.keys("Enter")
+            terminal.keys("Tab", "Enter")
             time.sleep(0.02)
         over = screen
         terminal.keys("q")
@@ -134,7 +134,7 @@ def test_sixes_whole_game_in_dutch_with_a_copy_of_the_record(tmp_path: Path) -> 
 
 
 def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) -> None:
-    """S-6.2: play 6th Sense with Enter until a trick holds a counting 4; the screen (the trick as it is
+    """S-6.2: play 6th Sense with Tab and Enter until a trick holds a counting 4; the screen (the trick as it is
     played, the last trick and the log) says so in words: "P4 reverses: lowest wins", or two 4s cancel."""
     home = tmp_path / "home"
     home.mkdir()
@@ -152,7 +152,7 @@ def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) 
         while not told.search(screen := terminal.screen()):
             assert time.monotonic() < deadline, f"no trick with a 4 was explained:\n{screen}"
             assert "Traceback" not in screen and "Final table" not in screen, screen
-            terminal.keys("Enter")
+            terminal.keys("Tab", "Enter")
             time.sleep(0.05)
         terminal.keys("q")
         while "Leave the game?" not in terminal.screen():

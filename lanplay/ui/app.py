@@ -78,7 +78,7 @@ STYLE = Style.from_dict(
 )
 
 
-DIGIT_PAUSE = 1.0  # seconds to wait for the next digit of a number
+DIGIT_PAUSE = 1.0  # seconds after which the next digit starts a new number
 MIN_COLUMNS, MIN_ROWS = 80, 24  # the screens are planned for 80×24 (screens.py)
 
 
@@ -183,8 +183,8 @@ def key_bindings(model: TableModel) -> KeyBindings:
     def _back(event: KeyPressEvent) -> None:
         model.back()
 
-    # A number may take several digits (card 62, the 13th card): after each digit that could still
-    # grow, wait DIGIT_PAUSE for the next before taking the number as typed.
+    # A number may take several digits (card 62, the 13th card): each digit selects (never plays), and
+    # after DIGIT_PAUSE without a digit the number is whole, so the next digit starts a new one.
     pending: list[asyncio.TimerHandle] = []
 
     def digit_handler(digit: str) -> Callable[[KeyPressEvent], None]:
