@@ -204,6 +204,17 @@ def test_play_without_a_terminal_says_so_in_one_line(
     assert "needs a terminal" in err and "--plain" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("argv", [[], ["lobby"]])
+def test_the_lobby_without_a_terminal_says_so_in_one_line(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LANPLAY_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the lobby needs a terminal" in err and "--plain" in err and len(err.strip().splitlines()) == 1
+
+
 def test_join_does_not_offer_table_options(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["join", "--help"])

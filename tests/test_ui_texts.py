@@ -415,3 +415,17 @@ def test_the_header_says_which_laptop_runs_each_bot_within_80_columns(lang: str,
     assert text == " · ".join(said), text
     screen = screen_text(model)
     assert screen.splitlines()[1] == plain(lines).splitlines()[0]  # right under the header
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_every_key_line_fits_the_footer_of_an_80_column_screen(lang: str) -> None:
+    """Footers are cut at 78 columns (80 less the margins): a key line longer than that once lost its end
+    ("… ? help · q q"). Filled with the longest words each can hold."""
+    from lanplay.ui.i18n import MESSAGES, t
+
+    digits = max(t("digits_card", lang), t("digits_place", lang, count=104), key=len)
+    choice = "[" + max((t(k, lang) for k in ("next_round", "split_yes", "split_no", "pass_button")), key=len) + "]"
+    lines = {key: t(key, lang, digits=digits, choice=choice) for key in MESSAGES[lang] if "keys" in key}
+    assert len(lines) >= 10
+    too_long = {key: line for key, line in lines.items() if len(line) > 78}
+    assert too_long == {}

@@ -165,3 +165,53 @@ def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) 
         assert "LANPLAY-EXIT=0" in after, after
     finally:
         terminal.close()
+
+
+def test_lanplay_join_by_address_opens_the_table_screen_and_q_leaves(tmp_path: Path) -> None:
+    """`lanplay join HOST:PORT`, the line the host's screen tells friends to type, gives the same full-screen
+    table as the lobby (the hand, the rows, the footer), not lines of Python values, and q, y leave it."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LANPLAY_")},
+        "LANPLAY_INTERFACE": "127.0.0.1", "LANPLAY_BOT_DELAY": "0", "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8",
+    }  # fmt: skip
+    env.pop("TMUX", None)
+    homes = [tmp_path / "host", tmp_path / "joiner"]
+    for home in homes:
+        home.mkdir()
+    host_env = {**env, "HOME": str(homes[0]), "LANPLAY_HOME": str(homes[0] / "data")}
+    host = subprocess.Popen(
+        [str(LANPLAY), "host", "--game", "take6", "--seats", "2", "--headless", "--name", "Ann"],
+        env=host_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    terminal = None
+    try:
+        assert host.stdout is not None
+        address = ""
+        while not address:
+            line = host.stdout.readline()
+            assert line, "lanplay host ended before printing its address"
+            if line.startswith("join with: lanplay join "):
+                address = line.split()[-1]
+        joiner_env = {**env, "HOME": str(homes[1]), "LANPLAY_HOME": str(homes[1] / "data")}
+        command = f"{LANPLAY} join {address} --name Bob --lang en; echo LANPLAY-EXIT=$?; sleep 60"
+        terminal = Terminal("join", command, homes[1], joiner_env)
+        deadline = time.monotonic() + GAME_TIMEOUT
+        while "Your hand (10)" not in (screen := terminal.screen()):
+            assert time.monotonic() < deadline, screen
+            assert "Traceback" not in screen and "{'" not in screen, screen
+            time.sleep(0.1)
+        assert "Row 4" in screen and "Enter: confirm" in screen and "Bob" in screen
+        terminal.keys("q")
+        while "Leave the game?" not in terminal.screen():
+            assert time.monotonic() < deadline, terminal.screen()
+            time.sleep(0.05)
+        terminal.keys("y")
+        while "LANPLAY-EXIT=" not in (after := terminal.screen()):
+            assert time.monotonic() < deadline, after
+            time.sleep(0.05)
+        assert "LANPLAY-EXIT=0" in after, after
+    finally:
+        if terminal is not None:
+            terminal.close()
+        host.kill()
+        host.wait()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def _table_list(model: LobbyModel, width: int) -> Lines:
     )
     lines.append(text_line(head[:width], "class:disabled"))
     for index, advert in enumerate(model.tables):
-        selected = index == model.selected
+        selected = index == model.selected and not model.on_resume_line
         full = advert.seats_taken >= advert.seats_total
         seats = seat_text(advert) + (f" {model.text('lobby_full')}" if full else "")
         row = (
@@ -201,7 +202,9 @@ def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
     if model.resume is not None:
         offer = model.resume
         text = model.text("lobby_resume", game=game_title(model.lang, offer.game), names=", ".join(offer.names))
-        lines.extend(wrap_text(text, width - 1, "class:status.mine"))
+        chosen = model.on_resume_line and model.form is None
+        lines.extend(wrap_text(text, width - 1, "class:cursor" if chosen else "class:status.mine",
+                               indent="   ", first=" ▸ " if chosen else "   "))  # fmt: skip
         lines.append(text_line(""))
     lines.extend(_form(model, width) if model.form is not None else _table_list(model, width))
     lines.append(text_line(""))
@@ -503,6 +506,11 @@ def lobby_command(name: str | None, lang: str | None, interface: str | None) -> 
     from lanplay.ui.i18n import detect_lang
     from lanplay.ui.local_table import bot_delay_from_env
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("lanplay: the lobby needs a terminal (standard input and output are not one); without one, "
+              "`lanplay play --plain` plays by typing numbers and `lanplay join HOST:PORT --plain` joins a table",
+              file=sys.stderr)  # fmt: skip
+        return 2
     directory = data_dir()
     network = network_in_use(interface, directory, ask=True)
     saved = load_network(directory)

@@ -133,6 +133,51 @@ def play_net_table(
     lost = table.outcome is not None and table.outcome.network_lost  # not over: the same command resumes it
     if table.runner is not None and ((table.outcome is not None and not lost) or table.left_early):
         forget_bots(directory, table.runner.plan)
+    _say_outcome(model, table)
+    return 0
+
+
+def join_net_table(
+    address: tuple[str, int],
+    *,
+    name: str,
+    lang: str,
+    interface: str,
+    directory: Path,
+    step_timeout: float = 20.0,
+) -> int:
+    """`lanplay join HOST:PORT` in a terminal: the same full-screen table as joining from the lobby (its
+    `a`). Like every network command it first resumes the game this laptop left unfinished (P-5.4).
+    `LobbyError` (one line, exit 2) if no lanplay table answers at `address`."""
+    from lanplay.lobby import fetch_table_info
+
+    log_to_file(directory)
+    identity = load_identity(directory)
+    common: dict[str, Any] = {
+        "identity": identity, "data_dir": directory, "interface": interface, "step_timeout": step_timeout,
+    }  # fmt: skip
+    found = unfinished_journal(directory)
+    if found is not None:
+        plan = found[0]
+        names = [seat.name for seat in plan.seats]
+        me = [seat.public_key for seat in plan.seats].index(identity.public.hex())
+        model = TableModel(get_game(plan.game), names, me, lang)
+        _say(model.text("play_resuming", game=model.text(f"game_{plan.game}"), names=", ".join(names)))
+        table = NetTable(model, name=names[me], **common).resume()
+    else:
+        info = asyncio.run(fetch_table_info(*address))  # which game it is, before the table screen opens
+        model = TableModel(get_game(info.game), [name], 0, lang)
+        table = NetTable(model, name=name, **common).join(address, info.seats)
+    asyncio.run(run_keeping_journal(model, table))
+    if table.keep_journal and table.outcome is None:
+        _say(model.text("play_kept"))
+        return 0
+    _say_outcome(model, table)
+    return 0
+
+
+def _say_outcome(model: TableModel, table: NetTable) -> None:
+    """After the table screen closed: where the record is (or that there is none), and who won."""
     path = table.shown_record or table.record_path
     if path is not None:
         _say(model.text("record_saved", path=str(path)))
@@ -141,7 +186,6 @@ def play_net_table(
     if model.game_over is not None and model.game_over.winners:
         _say(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
                         names=model.name_list(model.game_over.winners)))  # fmt: skip
-    return 0
 
 
 def _say(line: str) -> None:
