@@ -32,6 +32,7 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -414,6 +415,13 @@ class Journal:
         if not isinstance(record, dict):
             raise JournalCorrupt(f"{where} is damaged: its record is not a JSON object")
         return record
+
+
+def newly_set_aside(directory: Path, before: Sequence[Path]) -> list[Path]:
+    """The journals set aside since `before` (an earlier `set_aside_journals`): a look for an unfinished
+    game that found one damaged, which the screens then name instead of silently starting afresh."""
+    seen = set(before)
+    return [path for path in set_aside_journals(directory) if path not in seen]
 
 
 def set_aside_journals(directory: Path) -> list[Path]:

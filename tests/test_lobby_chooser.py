@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -218,3 +219,19 @@ def test_join_by_address_stops_at_a_table_of_another_protocol_version(version: o
     assert f"this lanplay speaks {PROTOCOL_VERSION}" in why, why
     assert ("none (an older lanplay)" if version is None else f"version {version}") in why, why
     assert all(b"GET /table" in request for request in joins)  # no websocket join was tried
+
+
+def test_a_journal_damaged_in_the_middle_is_named_in_the_lobby_not_passed_over(tmp_path: Path) -> None:
+    """I3: a journal whose middle is damaged cannot be resumed; it is set aside, and the lobby says so and
+    where it went, instead of silently offering nothing."""
+    from lanplay.ui.lobby_screen import _resume_offer
+
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    (folder / "00112233aabbccdd-seat0.jsonl").write_text('{"t": "table"}\nnot a journal line\n{"t": "x"}\n')
+    model = LobbyModel("Ann", "f", "127.0.0.1", "en")
+    assert _resume_offer(tmp_path, model) is None
+    text = " ".join(lobby_text(model).split())
+    assert "The journal of an unfinished game is damaged, so that game cannot be resumed." in text
+    assert "00112233aabbccdd-seat0.jsonl.broken" in text
+    assert (folder / "00112233aabbccdd-seat0.jsonl.broken").exists()

@@ -189,6 +189,11 @@ EN: dict[str, str] = {
     "x forgets it.",
     "lobby_no_free_seat": "that table has no free seat",
     "lobby_no_table": "no table is selected",
+    "journal_damaged": "journal of the last game damaged: a new game started (see the log)",
+    "lobby_damaged": "The journal of an unfinished game is damaged, so that game cannot be resumed. It was set "
+    "aside, nothing deleted: {path}",
+    "ev_journal_damaged": "The journal of the unfinished game is damaged, so it cannot be resumed; a new game "
+    "starts. The journal was set aside, nothing deleted: {path}",
     "lobby_failed": "could not take a seat: {reason}",
     "lobby_help_title": "The lobby",
     "lobby_help_keys": "?/Esc close",
@@ -487,6 +492,11 @@ NL: dict[str, str] = {
     "x vergeet het.",
     "lobby_no_free_seat": "aan die tafel is geen plaats meer vrij",
     "lobby_no_table": "er is geen tafel gekozen",
+    "journal_damaged": "logboek van het vorige spel beschadigd: een nieuw spel begon (zie verloop)",
+    "lobby_damaged": "Het logboek van een onafgemaakt spel is beschadigd, dus dat spel kan niet verder. Het is "
+    "apart gezet, niets gewist: {path}",
+    "ev_journal_damaged": "Het logboek van het onafgemaakte spel is beschadigd, dus het kan niet verder; een nieuw "
+    "spel begint. Het logboek is apart gezet, niets gewist: {path}",
     "lobby_failed": "kon geen plaats nemen: {reason}",
     "lobby_help_title": "De lobby",
     "lobby_help_keys": "?/Esc sluiten",

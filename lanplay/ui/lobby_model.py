@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.api import Game, RuleError
@@ -200,6 +201,7 @@ class LobbyModel:
         self.error: Msg | None = None
         self.resume: ResumeOffer | None = None
         self.resume_selected = True  # with an offer, the resume line is selected first: Enter resumes
+        self.damaged: tuple[Path, ...] = ()  # journals just found damaged and set aside: the screen names them
         self.forget_requested = False  # x: never offer that unfinished game again
         self.action: Action | None = None
         self.revision = 0
@@ -224,6 +226,12 @@ class LobbyModel:
         else:
             self.selected = max(0, min(self.selected, len(self.tables) - 1))
         self._changed()
+
+    def set_damaged(self, paths: Sequence[Path]) -> None:
+        """Journals of unfinished games found damaged (and set aside, I3) by the last look for one."""
+        if paths:
+            self.damaged = tuple(paths)
+            self._changed()
 
     def set_resume(self, offer: ResumeOffer | None) -> None:
         self.resume = offer

@@ -30,7 +30,7 @@ from lanplay.discovery import TableBrowser
 from lanplay.lobby import fetch_table_info
 from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
 from lanplay.runner import unfinished_journal
-from lanplay.store import Journal
+from lanplay.store import Journal, newly_set_aside, set_aside_journals
 from lanplay.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.lobby_model import (
@@ -49,7 +49,7 @@ from lanplay.ui.lobby_model import (
 )
 from lanplay.ui.model import Msg, TableModel
 from lanplay.ui.net_table import NetTable
-from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_text
+from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_path, wrap_text
 from protocol.identity import Identity
 
 log = logging.getLogger(__name__)
@@ -199,6 +199,10 @@ def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
         lines.extend(_address_entry(model, width))
         return lines
     lines.append(text_line(""))
+    for path in model.damaged:  # the path breaks only between its parts
+        lines.extend(wrap_text(model.text("lobby_damaged", path="").rstrip(), width - 1, "class:error"))
+        lines.extend(text_line("  " + part, "class:error") for part in wrap_path(str(path), width - 3))
+        lines.append(text_line(""))
     if model.resume is not None:
         offer = model.resume
         text = model.text("lobby_resume", game=game_title(model.lang, offer.game), names=", ".join(offer.names))
@@ -343,12 +347,17 @@ def build_lobby_app(
 # --- the loop: lobby, table, lobby ------------------------------------------------------------------------
 
 
-def _resume_offer(data_dir: Path) -> tuple[ResumeOffer, Path] | None:
+def _resume_offer(data_dir: Path, model: LobbyModel | None = None) -> tuple[ResumeOffer, Path] | None:
+    """The unfinished game to offer; a journal found damaged on the way (set aside, I3) is named on the
+    lobby's screen (`model.damaged`), so a new game never starts in silence where one was expected."""
+    before = set_aside_journals(data_dir)
     try:
         found = unfinished_journal(data_dir)
     except Exception as exc:  # a damaged journal must not keep anyone out of the lobby
         log.warning("cannot read the journals: %s", exc)
-        return None
+        found = None
+    if model is not None:
+        model.set_damaged(newly_set_aside(data_dir, before))
     if found is None:
         return None
     plan, path = found
@@ -379,8 +388,9 @@ async def run_lobby(
         network_label=network.label if network else "", networks=local_networks(),
         network_fixed=network.source if network and network.source in ("--interface", "LANPLAY_INTERFACE") else None,
     )  # fmt: skip
-    offer = _resume_offer(data_dir)
+    offer = _resume_offer(data_dir, model)
     model.resume = offer[0] if offer is not None else None
+    model.resume_selected = True
     if network is None:
         model.open_networks()
         if notice is not None:
@@ -450,7 +460,7 @@ async def run_lobby(
             if on_table is not None:
                 on_table(table_model, table)
             await run_table_app(table_model, table, input=input, output=output)
-            offer = _resume_offer(data_dir)
+            offer = _resume_offer(data_dir, model)
             model.set_resume(offer[0] if offer is not None else None)
             model.set_tables(browser.tables)
     finally:

@@ -28,6 +28,7 @@ from lanplay.describe import default_player_name
 from lanplay.discovery import DEFAULT_INTERFACE
 from lanplay.lobby import TablePlan
 from lanplay.runner import unfinished_journal
+from lanplay.store import newly_set_aside, set_aside_journals
 from lanplay.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.model import TableModel
@@ -110,7 +111,9 @@ def play_net_table(
     log_to_file(directory)
     identity = load_identity(directory)
     delay = bot_delay if bot_delay is not None else bot_delay_from_env()
+    before = set_aside_journals(directory)
     plan = resumable_play(directory, identity, game, bots + 1)
+    damaged = newly_set_aside(directory, before)
     common: dict[str, Any] = {
         "identity": identity, "data_dir": directory, "interface": DEFAULT_INTERFACE, "bot_delay": delay,
         "record_copy": record_copy,
@@ -126,6 +129,7 @@ def play_net_table(
         table = NetTable(model, name=name, **common).host(
             options=game.options_to_json(options), seats=bots + 1, bots=bots, bot_kind=bot_kind
         )
+    say_damaged(model, damaged)
     asyncio.run(run_keeping_journal(model, table))
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
@@ -156,7 +160,9 @@ def join_net_table(
     common: dict[str, Any] = {
         "identity": identity, "data_dir": directory, "interface": interface, "step_timeout": step_timeout,
     }  # fmt: skip
+    before = set_aside_journals(directory)
     found = unfinished_journal(directory)
+    damaged = newly_set_aside(directory, before)
     if found is not None:
         plan = found[0]
         names = [seat.name for seat in plan.seats]
@@ -168,12 +174,22 @@ def join_net_table(
         info = asyncio.run(fetch_table_info(*address))  # which game it is, before the table screen opens
         model = TableModel(get_game(info.game), [name], 0, lang)
         table = NetTable(model, name=name, **common).join(address, info.seats)
+    say_damaged(model, damaged)
     asyncio.run(run_keeping_journal(model, table))
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
         return 0
     _say_outcome(model, table)
     return 0
+
+
+def say_damaged(model: TableModel, damaged: list[Path]) -> None:
+    """A journal of the unfinished game was found damaged (and set aside, I3): the table's log says so at
+    its top, so the new game does not start in silence where the old one was expected."""
+    for path in damaged:
+        model.add_event("ev_journal_damaged", path=str(path))
+    if damaged:
+        model.set_error("journal_damaged")  # the footer's red line, until another message takes its place
 
 
 def _say_outcome(model: TableModel, table: NetTable) -> None:
