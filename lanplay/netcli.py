@@ -22,7 +22,7 @@ from lanplay.describe import bot_lines
 from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import ResumeFailed, data_dir
+from lanplay.store import ResumeFailed, data_dir, remove_finished_journals
 from lanplay.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
@@ -190,6 +190,7 @@ def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
     directory = data_dir()
+    remove_finished_journals(directory)  # games that are over need their journals no more
     network = network_in_use(args.interface, directory)
     assert network is not None
     if network.source == "default" and join_host is not None:
@@ -223,13 +224,17 @@ def _on_runner(runner: TableRunner) -> None:
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
     from lanplay.cli import OptionError, parse_options
+    from lanplay.describe import option_notes
 
     game = get_game(game_id)
     try:
-        return game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
+        options = game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
     except OptionError as exc:
         print(f"lanplay: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
+    for note in option_notes(game_id, options):
+        print(f"lanplay: note: {note}", file=sys.stderr)
+    return options
 
 
 def _report(outcome: Outcome) -> int:

@@ -8,6 +8,7 @@ assertions read the model and the text its screens render.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,25 @@ def test_a_whole_game_to_the_game_over_screen(tmp_path: Path) -> None:
     model, table, record = asyncio.run(_play("sixes", 4, {"chips": 1}, tmp_path, script))
     assert model.game_over is not None and table.record_path is not None
     assert record is not None and replay_text(table.record_path.read_text()).complete
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_client_log_is_private_like_every_file_of_the_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+    import stat
+
+    from lanplay.ui.app import log_to_file
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # as when lanplay starts: nobody configured logging yet
+    (tmp_path / "client.log").write_text("from an older lanplay\n")
+    (tmp_path / "client.log").chmod(0o644)
+    try:
+        log_to_file(tmp_path)
+        assert stat.S_IMODE((tmp_path / "client.log").stat().st_mode) == 0o600
+    finally:
+        for handler in root.handlers:
+            handler.close()
+    assert (tmp_path / "client.log").read_text().startswith("from an older lanplay")

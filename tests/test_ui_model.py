@@ -465,3 +465,18 @@ def test_a_dutch_or_english_screen_has_no_untranslated_ids(lang: str) -> None:
     for key in EN:
         if len(key) > 6 and "_" in key:
             assert key not in text, key
+
+
+def test_a_6_9_trump_card_is_named_6_9_on_the_trump_line() -> None:
+    """S-1.1: the 6/9 card turned as trump reads P6/9 on the table, as everywhere else (not P6)."""
+    model = model_for(SIXTH_SENSE, sixth_sense_deal({}, trump="P6"), 0)
+    text = screen_text(model)
+    assert "(P6/9)" in text and "(P6)" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_the_rules_card_says_what_wins_under_reversal(lang: str) -> None:
+    """S-6.2: under reversal a card of another colour beats the led colour and trump, not only the lowest card."""
+    text = " ".join(" ".join(rules_summary("sixth-sense", lang)).split())
+    assert {"en": "a card of another colour beats the led colour and trump",
+            "nl": "een andere kleur wint van de gevraagde kleur en van troef"}[lang] in text

@@ -429,3 +429,17 @@ def test_every_key_line_fits_the_footer_of_an_80_column_screen(lang: str) -> Non
     assert len(lines) >= 10
     too_long = {key: line for key, line in lines.items() if len(line) > 78}
     assert too_long == {}
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+@pytest.mark.parametrize("question", ["quit_question", "quit_question_net"])
+def test_the_leave_dialog_wraps_between_words_inside_its_box(lang: str, question: str) -> None:
+    """The dialog's box is QUIT_WIDTH wide: its text is wrapped at spaces there, never split inside a word."""
+    from lanplay.ui.i18n import t
+    from lanplay.ui.screens import QUIT_WIDTH, plain, quit_lines
+
+    model = TableModel(TAKE6, ("Ann", "Bob"), 0, lang)
+    model.quit_question = question
+    lines = plain(quit_lines(model)).splitlines()
+    assert all(len(line) <= QUIT_WIDTH for line in lines)
+    assert " ".join(lines[:-2]).split() == t(question, lang).split()

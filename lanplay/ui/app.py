@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -293,7 +294,7 @@ def build_layout(model: TableModel) -> Layout:
         dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
                right=0, top=1, width=lambda: screens.game_over_width(model, _columns())),
         dialog(lambda: screens.help_lines(model), lambda: model.show_help),
-        dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
+        dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit, width=screens.QUIT_WIDTH + 2),
     ]
     return Layout(FloatContainer(body, floats))
 
@@ -373,6 +374,8 @@ def play_local_table(
     path = table.record_path if table.finished else table.save_record()
     if path is not None:
         print(model.text("record_saved", path=str(path)))
+    else:
+        print(model.text("no_move_nothing_saved"))
     if model.game_over is not None and model.game_over.winners:
         print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
                          names=model.name_list(model.game_over.winners)))
@@ -387,7 +390,11 @@ def log_to_file(directory: Path) -> None:
         return  # configured by whoever runs us (a test, -v)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(directory / "client.log", encoding="utf-8")
+        path = directory / "client.log"
+        # Private like every file of the data directory (0600): it names peers, addresses and tables.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(path, 0o600)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))

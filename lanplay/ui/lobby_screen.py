@@ -30,7 +30,7 @@ from lanplay.discovery import TableBrowser
 from lanplay.lobby import fetch_table_info
 from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
 from lanplay.runner import unfinished_journal
-from lanplay.store import Journal, newly_set_aside, set_aside_journals
+from lanplay.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
 from lanplay.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.lobby_model import (
@@ -175,6 +175,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
     lines.append(text_line(""))
     free = form.seats - 1 - form.bots
     lines.extend(wrap_text(model.text("form_summary", bots=form.bots, free=free), width - 1))
+    if form.game_id == "sixth-sense" and form.values.get("beginner") is True and form.values.get("late_trump") is True:
+        lines.extend(wrap_text(model.text("form_late_trump_beginner"), width - 1, "class:disabled"))
     return lines
 
 
@@ -526,6 +528,7 @@ def lobby_command(name: str | None, lang: str | None, interface: str | None) -> 
     saved = load_network(directory)
     gone = network is None and saved is not None and find_saved(saved, local_networks()) is None
     log_to_file(directory)
+    remove_finished_journals(directory)
     identity = load_identity(directory)
     return asyncio.run(
         run_lobby(

@@ -28,7 +28,7 @@ from lanplay.describe import default_player_name
 from lanplay.discovery import DEFAULT_INTERFACE
 from lanplay.lobby import TablePlan
 from lanplay.runner import unfinished_journal
-from lanplay.store import newly_set_aside, set_aside_journals
+from lanplay.store import newly_set_aside, remove_finished_journals, set_aside_journals
 from lanplay.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.model import TableModel
@@ -109,6 +109,7 @@ def play_net_table(
         name = default_player_name()
     directory = directory if directory is not None else data_dir()
     log_to_file(directory)
+    remove_finished_journals(directory)
     identity = load_identity(directory)
     delay = bot_delay if bot_delay is not None else bot_delay_from_env()
     before = set_aside_journals(directory)
@@ -156,6 +157,7 @@ def join_net_table(
     from lanplay.lobby import fetch_table_info
 
     log_to_file(directory)
+    remove_finished_journals(directory)
     identity = load_identity(directory)
     common: dict[str, Any] = {
         "identity": identity, "data_dir": directory, "interface": interface, "step_timeout": step_timeout,

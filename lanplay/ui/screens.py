@@ -350,12 +350,17 @@ def help_lines(model: TableModel) -> Lines:
     lines: Lines = [text_line(title, "class:label"), text_line("")]
     lines.extend(text_line(rule) for rule in rules_summary(model.game.id, model.lang)[model.help_scroll :])
     lines.append(text_line(""))
+    lines.append(text_line(model.text("help_full_rules", game=model.game.id), "class:disabled"))
     lines.append(text_line(model.text("help_keys"), "class:keys"))
     return lines
 
 
-def quit_lines(model: TableModel) -> Lines:
-    return [text_line(model.text(model.quit_question)), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
+QUIT_WIDTH = 60  # the leave dialog's text: wrapped here at spaces, so no word is split at the box edge
+
+
+def quit_lines(model: TableModel, width: int = QUIT_WIDTH) -> Lines:
+    lines = wrap_text(model.text(model.quit_question), width)
+    return [*lines, text_line(""), text_line(model.text("quit_keys"), "class:keys")]
 
 
 def game_over_width(model: TableModel, screen_width: int = SCREEN_WIDTH) -> int:
