@@ -125,7 +125,7 @@ def test_a_zero_asks_whether_to_block_and_names_the_blocked_card_and_its_owner()
     model = model_for(SIXTH_SENSE, state, 1, submitted)
     model.choose(option_codes(model).index("R0"))
     text = screen_text(model)
-    assert "[as a plain 0]" in text and "[block Ann's R8]" in text
+    assert "[as a plain 0]" in text and "[block ●Ann's R8]" in text
     model.choose(1)
     assert submitted == [Play(1, Card.parse("R0"), None, Card.parse("R8"))]
 
@@ -186,7 +186,7 @@ def test_other_predictions_are_never_rendered_until_the_round_is_scored() -> Non
     state = sixth_sense_deal({0: ["R8", "G6", "Y0", "Y5"], 1: ["R0", "R14", "P14", "P12"], 2: ["R1", "P13"]})
     state = SIXTH_SENSE.apply(state, Predict(1, Card.parse("P14")))
     text = screen_text(model_for(SIXTH_SENSE, state, 0))
-    assert "·Ann" in text and "✓Bob" in text and "·Cor" in text  # who has predicted is public, never what
+    assert "·●Ann" in text and "✓▲Bob" in text and "·■Cor" in text  # who has predicted is public, never what
     assert "P14" not in text
     text = screen_text(model_for(SIXTH_SENSE, predicted_round(), 0))
     assert "Your prediction: Y5" in text
@@ -204,9 +204,9 @@ def test_the_peek_result_reaches_the_peeker_only() -> None:
             model.update_state(SIXTH_SENSE.view(state, seat))
     assert state.round is not None and state.round.peeks  # the engine granted the peek
     ann, bob, cor = (screen_text(models[seat]) for seat in range(3))
-    assert "Peek (only you see this): after trick 1, Bob predicted P14" in ann
-    assert "Peek, trick 1: Bob predicted P14" in ann
-    assert "P14" not in cor and "Ann peeks at Bob's prediction card" in cor
+    assert "Peek (only you see this): after trick 1, ▲Bob predicted P14" in ann
+    assert "Peek, trick 1: ▲Bob predicted P14" in ann
+    assert "P14" not in cor and "●Ann peeks at ▲Bob's prediction card" in cor
     assert "Ann peeks at your prediction card" in bob
     assert "P13" not in ann and "P13" not in bob
 
@@ -268,7 +268,7 @@ def test_take6_row_choice_when_the_card_is_lower_than_every_row() -> None:
     text = screen_text(model)
     assert "your card 1 is lower than every row: choose a row to take (T-3.5)" in text
     assert "Row 3   70³" in text and "bullheads: 3" in text
-    assert "Still to place:  Ann 1  Bob 11" in text
+    assert "Still to place:  ●Ann 1  ▲Bob 11" in text
     model.choose(2)
     assert submitted == [TakeRow(0, 2)]
 

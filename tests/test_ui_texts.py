@@ -67,9 +67,9 @@ def flat(text: str) -> str:
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", ["Last trick (trick 1): Cor won", "G4 reverses: lowest wins",
+        ("en", ["Last trick (trick 1): ■Cor won", "G4 reverses: lowest wins",
                 "G4 is the lowest card of another colour"]),
-        ("nl", ["Vorige slag (slag 1): Cor won", "G4 keert om: de laagste wint",
+        ("nl", ["Vorige slag (slag 1): ■Cor won", "G4 keert om: de laagste wint",
                 "G4 is de laagste kaart van een andere kleur"]),
     ],
 )
@@ -93,8 +93,8 @@ def test_the_reversal_in_force_shows_while_the_trick_is_played() -> None:
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", ["R4, Y4 cancel each other: highest wins", "R4 is the highest trump", "Trick 1: Ann wins"]),
-        ("nl", ["R4, Y4 heffen elkaar op: de hoogste wint", "R4 is de hoogste troef", "Slag 1: Ann wint"]),
+        ("en", ["R4, Y4 cancel each other: highest wins", "R4 is the highest trump", "Trick 1: ●Ann wins"]),
+        ("nl", ["R4, Y4 heffen elkaar op: de hoogste wint", "R4 is de hoogste troef", "Slag 1: ●Ann wint"]),
     ],
 )
 def test_two_4s_cancel(lang: str, words: list[str]) -> None:
@@ -301,7 +301,7 @@ def test_equal_totals_share_a_rank() -> None:
     model = TableModel(SIXTH_SENSE, ("Ann", "Bot 1", "Bot 2", "Bot 3"), 0, "en")
     model.set_game_over((0,), (5, -1, -1, -3), None)
     text = screen_text(model)
-    assert re.search(r"2\. Bot 1 +-1", text) and re.search(r"2\. Bot 2 +-1", text) and "4. Bot 3" in text
+    assert re.search(r"2\. ▲Bot 1 +-1", text) and re.search(r"2\. ■Bot 2 +-1", text) and "4. ◆Bot 3" in text
 
 
 def test_the_record_path_never_breaks_inside_a_word() -> None:
@@ -395,10 +395,10 @@ def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
 @pytest.mark.parametrize(
     ("lang", "said"),
     [
-        ("en", ["Bots: Ann's bot 1, Ann's bot 2 on Ann's laptop, which sees their cards", "Bob's bot 1 on Bob's laptop,"
-                " which sees its cards", "Bot 5 on a laptop of its own"]),
-        ("nl", ["Bots: Ann's bot 1, Ann's bot 2 op de laptop van Ann, die hun kaarten ziet", "Bob's bot 1 op de laptop"
-                " van Bob, die zijn kaarten ziet", "Bot 5 op een eigen laptop"]),
+        ("en", ["Bots: ▲Ann·bot1, ■Ann·bot2 on ●Ann's laptop, which sees their cards", "▼Bob·bot1 on ◆Bob's laptop,"
+                " which sees its cards", "♣Bot 5 on a laptop of its own"]),
+        ("nl", ["Bots: ▲Ann·bot1, ■Ann·bot2 op de laptop van ●Ann, die hun kaarten ziet", "▼Bob·bot1 op de laptop"
+                " van ◆Bob, die zijn kaarten ziet", "♣Bot 5 op een eigen laptop"]),
     ],
 )
 def test_the_header_says_which_laptop_runs_each_bot_within_80_columns(lang: str, said: list[str]) -> None:
@@ -443,3 +443,49 @@ def test_the_leave_dialog_wraps_between_words_inside_its_box(lang: str, question
     lines = plain(quit_lines(model)).splitlines()
     assert all(len(line) <= QUIT_WIDTH for line in lines)
     assert " ".join(lines[:-2]).split() == t(question, lang).split()
+
+
+# --- who is who ----------------------------------------------------------------------------------------------
+
+
+def test_every_seat_gets_a_short_distinct_name_and_bots_count_in_seat_order() -> None:
+    from lanplay.ui.names import SHORT, short_names
+
+    players = ["Alexandra", "Alexandra's bot 3", "Alexandra's bot 1", "Dan", "Dan's bot 1", "Dan",
+               "Bartholomew the Great"]  # fmt: skip
+    shown = short_names(players)
+    assert shown == ("Alexandra", "Alex·bot1", "Alex·bot2", "Dan1", "Dan·bot1", "Dan2", "Bartholo…")
+    assert len(set(shown)) == len(shown) and all(len(name) <= SHORT for name in shown)
+    assert short_names(["Ann", "Bob"]) == ("Ann", "Bob")  # short names stay as they are
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_a_seat_has_the_same_marker_and_name_on_the_scoreboard_the_trick_and_the_log(lang: str) -> None:
+    """Six seats of long and alike names (five of them Alexandra's or Dan's): each shows as one marker and
+    short name on the scoreboard, in the trick and in the log, and every line fits 80 columns."""
+    from lanplay.ui.screens import scores, table_area
+
+    players = ("Alexandra", "Alexandra's bot 1", "Alexandra's bot 2", "Dan", "Dan's bot 1", "Dan")
+    from engine.sixth_sense import HAND_SIZE
+
+    codes = [card.code for card in deck_for(6)]
+    size = HAND_SIZE[6]
+    hands = [codes[i * size:(i + 1) * size] for i in range(6)]
+    state = SIXTH_SENSE.new_game(6, SIXTH_SENSE.options_from_json({}))
+    state = SIXTH_SENSE.start_round(state, SIXTH_SENSE.deal_from_json(
+        state, {"dealer": 5, "hands": hands, "trump": codes[6 * size]}))
+    for seat in range(6):
+        state = SIXTH_SENSE.apply(state, Predict(seat, state.round.hands[seat][0]))  # type: ignore[union-attr]
+    leader = state.round.leader  # type: ignore[union-attr]
+    model = TableModel(SIXTH_SENSE, players, 0, lang)
+    before = state
+    move = SIXTH_SENSE.legal_moves(state, leader)[0]
+    state = SIXTH_SENSE.apply(state, move)
+    model.update_state(SIXTH_SENSE.view(state, 0), 1)
+    model.add_events(move_events(model, before, move, state))
+    shown = [model.name(seat) for seat in range(6)]
+    assert len(set(shown)) == 6 and len({name[0] for name in shown}) == 6  # distinct names, distinct markers
+    board = plain(scores(model))
+    assert all(name in board for name in shown)
+    assert shown[leader] in plain(table_area(model)) and shown[leader] in " ".join(e.text(lang) for e in model.log)
+    assert all(len(line) <= 80 for line in screen_text(model).splitlines())

@@ -97,7 +97,8 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
 
 def test_take6_whole_game_in_a_terminal(tmp_path: Path) -> None:
     playing, over, record = play_whole_game(
-        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"], ["Row 4", "Your hand", "Scores", "bot 3"]
+        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"],
+        ["Row 4", "Your hand", "Scores", "Ann·bot3"],
     )
     assert playing, "no screen showed the rows, the hand and the scores together"
     assert "Game over" in over and "Final table" in over and "Record saved to" in over

@@ -25,6 +25,7 @@ from typing import Any
 
 from engine.api import Game, IllegalMove
 from lanplay.ui.i18n import t
+from lanplay.ui.names import marker, short_names
 
 AnyGame = Game[Any, Any, Any, Any]
 
@@ -127,6 +128,7 @@ class TableModel:
     ) -> None:
         self.game = game
         self.players = tuple(players)
+        self.short = short_names(self.players)  # as the screen shows each seat (lanplay/ui/names.py)
         self.my_seat = my_seat
         self.lang = lang
         self.submit = submit
@@ -178,15 +180,17 @@ class TableModel:
         return t(key, self.lang, **params)
 
     def name(self, seat: int | None) -> str:
-        """A seat's player name; this seat is its own name too, so every line reads the same at every laptop."""
+        """A seat as every part of the screen names it: its marker and short, distinct name (`▲Alex·bot1`);
+        this seat is its own name too, so every line reads the same at every laptop."""
         if seat is None:
             return self.text("nobody")
-        return self.players[seat] if 0 <= seat < len(self.players) else f"#{seat}"
+        return f"{marker(seat)}{self.short[seat]}" if 0 <= seat < len(self.short) else f"#{seat}"
 
     # --- methods the back end calls ----------------------------------------------------------
     def set_players(self, players: Sequence[str], my_seat: int) -> None:
         """The seats as the table finally has them (a networked table knows them once every seat is taken)."""
         self.players = tuple(players)
+        self.short = short_names(self.players)
         self.my_seat = my_seat
         self._changed()
 

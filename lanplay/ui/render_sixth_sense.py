@@ -130,7 +130,7 @@ def _last_trick(model: TableModel, width: int) -> Lines:
     lines: Lines = [[("class:label", title)]]
     items: list[Line] = []
     for play in story.plays:
-        item: Line = [("class:disabled", model.name(play.seat)[:8] + " ")]
+        item: Line = [("class:disabled", model.name(play.seat) + " ")]
         if play is story.blocked:
             item += [_card(play.card.code, "strike class:disabled"), ("class:disabled", f" ({model.text('blocked')})")]
         elif play is story.blocker:
