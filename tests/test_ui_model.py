@@ -476,7 +476,8 @@ def test_a_6_9_trump_card_is_named_6_9_on_the_trump_line() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "nl"])
 def test_the_rules_card_says_what_wins_under_reversal(lang: str) -> None:
-    """S-6.2: under reversal a card of another colour beats the led colour and trump, not only the lowest card."""
+    """S-6.2: under reversal a card of another colour beats the led colour, which beats trump (not only: the
+    lowest card wins)."""
     text = " ".join(" ".join(rules_summary("sixth-sense", lang)).split())
-    assert {"en": "a card of another colour beats the led colour and trump",
-            "nl": "een andere kleur wint van de gevraagde kleur en van troef"}[lang] in text
+    assert {"en": "then another colour beats the led colour, which beats trump",
+            "nl": "dan wint een andere kleur van de gevraagde, die wint van troef"}[lang] in text

@@ -425,7 +425,8 @@ def test_every_key_line_fits_the_footer_of_an_80_column_screen(lang: str) -> Non
 
     digits = max(t("digits_card", lang), t("digits_place", lang, count=104), key=len)
     choice = "[" + max((t(k, lang) for k in ("next_round", "split_yes", "split_no", "pass_button")), key=len) + "]"
-    lines = {key: t(key, lang, digits=digits, choice=choice) for key in MESSAGES[lang] if "keys" in key}
+    params = {"digits": digits, "choice": choice, "game": "sixth-sense"}
+    lines = {key: t(key, lang, **params) for key in MESSAGES[lang] if "keys" in key}
     assert len(lines) >= 10
     too_long = {key: line for key, line in lines.items() if len(line) > 78}
     assert too_long == {}
@@ -489,3 +490,15 @@ def test_a_seat_has_the_same_marker_and_name_on_the_scoreboard_the_trick_and_the
     assert all(name in board for name in shown)
     assert shown[leader] in plain(table_area(model)) and shown[leader] in " ".join(e.text(lang) for e in model.log)
     assert all(len(line) <= 80 for line in screen_text(model).splitlines())
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+@pytest.mark.parametrize("game", [SIXTH_SENSE, TAKE6])
+def test_the_rules_dialog_fits_an_80_by_24_screen_with_its_keys(lang: str, game: Any) -> None:
+    """The ? dialog (its frame included) shows every summary line and its key line, which names the full
+    rules' command, without scrolling."""
+    from lanplay.ui.screens import help_lines
+
+    lines = plain(help_lines(TableModel(game, ("Ann", "Bob"), 0, lang))).splitlines()
+    assert len(lines) + 2 <= 24 and all(len(line) + 2 <= 80 for line in lines)
+    assert f"lanplay rules {game.id}" in lines[-1]

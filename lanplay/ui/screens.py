@@ -350,8 +350,7 @@ def help_lines(model: TableModel) -> Lines:
     lines: Lines = [text_line(title, "class:label"), text_line("")]
     lines.extend(text_line(rule) for rule in rules_summary(model.game.id, model.lang)[model.help_scroll :])
     lines.append(text_line(""))
-    lines.append(text_line(model.text("help_full_rules", game=model.game.id), "class:disabled"))
-    lines.append(text_line(model.text("help_keys"), "class:keys"))
+    lines.append(text_line(model.text("help_keys", game=model.game.id), "class:keys"))
     return lines
 
 
