@@ -35,7 +35,7 @@ from lanplay.ui.net_table import NetTable
 from lanplay.ui.screens import screen_text
 from protocol.identity import Identity
 
-ENTER, DOWN, LEFT, RIGHT = "\r", "\x1b[B", "\x1b[D", "\x1b[C"
+ENTER, DOWN, LEFT, RIGHT, TAB = "\r", "\x1b[B", "\x1b[D", "\x1b[C", "\t"
 LOOPBACK = "127.0.0.1"
 
 
@@ -58,7 +58,8 @@ async def _until(condition: Callable[[], bool], timeout: float = 30.0, what: str
 
 
 async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
-    """Enter confirms the current choice, pressed only when the screen asks this seat, as a person would."""
+    """Tab selects (the next allowed choice) and Enter confirms it, pressed only when the screen asks this seat,
+    as a person would."""
     sent = -1
     while not done():
         await _until(lambda: bool(model.moves) or done())
@@ -66,7 +67,7 @@ async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[
             break
         if model.revision != sent:
             sent = model.revision
-            pipe.send_text(ENTER)
+            pipe.send_text(TAB + ENTER)
         await asyncio.sleep(0.005)
 
 
@@ -118,7 +119,7 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _until(lambda: model.kind == "predict")
         seen["predict"] = screen_text(model)
-        pipe.send_text(ENTER)
+        pipe.send_text(TAB + ENTER)
         await _until(lambda: model.kind == "play")
         seen["play"] = screen_text(model)
         await _press_enter_until(model, pipe, lambda: 1 in model.audits)
@@ -131,9 +132,9 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     predict = seen["predict"]
     assert "Your hand (" in predict and "Trump:" in predict
     assert "your turn: choose a prediction card" in predict
-    assert "bot 1" in predict and "bot 2" in predict and "— Round 1:" in predict
+    assert "Ann·bot1" in predict and "Ann·bot2" in predict and "— Round 1:" in predict
     # Issue 10, item 3: the header says this laptop runs both bots (from the signed plan).
-    legend = r"Bots: Ann's bot [12], Ann's bot [12] on Ann's laptop, which sees their cards"  # in the drawn seat order
+    legend = r"Bots: .Ann·bot1, .Ann·bot2 on .Ann's laptop, which sees their cards"  # numbered in the drawn seat order
     assert re.search(legend, " ".join(predict.split())), predict
     assert "your turn: play a card" in seen["play"] and "Trick 1" in seen["play"]
     assert "Your prediction:" in seen["play"]
@@ -225,13 +226,13 @@ def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
     session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
     runner: Any = SimpleNamespace(connected={1, 2}, network_lost=False)
     table._show_waiting(session, runner)
-    assert "waiting for Bob and Cor" in screen_text(model)
+    assert "waiting for ▲Bob and ■Cor" in screen_text(model)
     runner.connected = {2}  # Bob's link went down
     table._show_waiting(session, runner)
-    assert "waiting for Bob's laptop to reconnect" in screen_text(model)
+    assert "waiting for ▲Bob's laptop to reconnect" in screen_text(model)
     runner.connected = {1, 2}
     table._show_waiting(session, runner)
-    assert "waiting for Bob and Cor" in screen_text(model)
+    assert "waiting for ▲Bob and ■Cor" in screen_text(model)
 
 
 def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game_is_not_over() -> None:
@@ -270,18 +271,18 @@ def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
     session: Any = SimpleNamespace(stage="play", round=SimpleNamespace(phase_commits={1: object()}))
     table._show_committed(session)
     text = screen_text(model)
-    assert "Chosen: ·Ann ✓Bob ·Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
+    assert "Chosen: ·●Ann ✓▲Bob ·■Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
     model.recent["my_choice"] = 3
     session.round.phase_commits = {0: object(), 1: object()}
     table._show_committed(session)
-    assert "Chosen: ✓Ann 3 ✓Bob ·Cor" in screen_text(model)
+    assert "Chosen: ✓●Ann 3 ✓▲Bob ·■Cor" in screen_text(model)
 
 
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", "Round 1: Bob broke rule P-5.3: stopped answering: the table waited for them too long"),
-        ("nl", "Ronde 1: Bob overtrad regel P-5.3: antwoordde niet meer: de tafel heeft te lang gewacht"),
+        ("en", "Round 1: ▲Bob broke rule P-5.3: stopped answering: the table waited for them too long"),
+        ("nl", "Ronde 1: ▲Bob overtrad regel P-5.3: antwoordde niet meer: de tafel heeft te lang gewacht"),
     ],
 )
 def test_a_blame_is_told_in_plain_words(lang: str, words: str) -> None:
