@@ -36,6 +36,7 @@ from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
 from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
 from lanplay.text import shown
+from lanplay.trace import Trace
 from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -168,6 +169,7 @@ class TableRunner:
         self._gave_up = False
         self._leaving = False
         self.stops: list[Stopped] = []
+        self._trace = Trace.from_env(self.me)  # timing lines for scripts/bench_net.py ($LANPLAY_TRACE)
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -205,6 +207,8 @@ class TableRunner:
         if move not in session.decision():
             raise IllegalMove("P-5.1", "that move is not open to you now")
         move_json = session.game.move_to_json(move)
+        if self._trace is not None:
+            self._trace.submit()
         ms, now = self._now()
         self._handle(Decided(move_json, now), {"t": "decide", "move": move_json, "ms": ms})
 
@@ -244,12 +248,16 @@ class TableRunner:
     def _dispatch(self, outputs: tuple[Output, ...]) -> None:
         if not outputs:
             return
+        if self._trace is not None and self.session is not None:
+            self._trace.phase(self.session)
         for output in outputs:
             if isinstance(output, Send):
                 self._send(output)
             else:
                 if isinstance(output, Stopped):
                     self.stops.append(output)
+                if self._trace is not None:
+                    self._trace.event(output)
                 for listener in self.listeners:
                     listener(output)
         self._wake.set()
@@ -387,6 +395,8 @@ class TableRunner:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._decider
             await self.mesh.close(leaving=not self._gave_up)
+            if self._trace is not None:
+                self._trace.close()
         return self._finish()
 
     def _left_done(self) -> bool:
