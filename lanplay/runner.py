@@ -169,6 +169,7 @@ class TableRunner:
         self._gave_up = False
         self._leaving = False
         self.stops: list[Stopped] = []
+        self._waiting_from = 0.0  # wall time since when this seat has been running and linked (a stop waits a patience)
         self._trace = Trace.from_env(self.me)  # timing lines for scripts/bench_net.py ($LANPLAY_TRACE)
 
     # --- events in, outputs out ----------------------------------------------------------------------
@@ -238,8 +239,11 @@ class TableRunner:
                 )
                 self._gave_up = True
             return  # with no link, nobody is waited out: the table is this laptop's to find again
+        if self._lost_since is not None:  # links again after none at all: this laptop's outage counts against nobody
+            self._waiting_from = now
         self._lost_since = None
-        due = session.due(now)
+        # Only time this seat was here to wait counts: not the time it was killed or had no link at all.
+        due = session.due(now) if now - self._waiting_from >= self.settings.patience else None
         if due is not None:
             self._handle(due, {"t": "stop", "seat": due.seat, "owed": due.owed, "to": due.to, "ms": ms})
         if session.note_due(now):
@@ -377,6 +381,7 @@ class TableRunner:
             if seat != self.me and seat not in self.connected:
                 self._dispatch(session.handle(LinkChanged(seat, False, self._now()[1])))
         if resumed:
+            self._waiting_from = time.time()  # the clocks in the journal ran on while this seat was not running
             self._wake.set()
         try:
             while not session.finished and not self._gave_up and not (self._leaving and self._left_done()):
