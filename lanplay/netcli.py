@@ -95,10 +95,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the IPv4 address to play on (default $LANPLAY_INTERFACE, else the network chosen in the lobby, "
         "else 127.0.0.1: this laptop only)",
     )  # fmt: skip
-    parser.add_argument("--step-timeout", type=float, default=20.0, help="seconds an automatic step may take")
+    parser.add_argument("--step-timeout", type=float, default=20.0, help="not used (see --reconnect-timeout)")
     parser.add_argument(
         "--reconnect-timeout", type=float, default=RECONNECT_TIMEOUT,
-        help="seconds a seat whose link dropped is waited for before it is blamed for withholding (P-5.3)",
+        help="the patience: seconds an owed step is waited for before this seat stops the round, naming the seat "
+        "it waited for and convicting nobody (P-5.5)",
     )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
 
@@ -146,7 +147,10 @@ async def _read_line() -> str:
     return await done
 
 
-def _printer(names: list[str] | None = None) -> Any:
+def printer(names: list[str] | None = None) -> Any:
+    """The plain commands' listener: one line per event a person should read (an exposure, a stop, a
+    leave, the end), with anything that came from a peer made inert (`shown`)."""
+
     def show(event: Event) -> None:
         if isinstance(event, RoundConfirmed):
             print(f"round {event.round + 1} audited and confirmed: {event.report}", flush=True)
@@ -265,7 +269,7 @@ async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, pl
             player=player,
             step_timeout=args.step_timeout,
             reconnect_timeout=args.reconnect_timeout,
-            on_event=_printer(),
+            on_event=printer(),
         )
     except ResumeFailed as exc:  # I3: the journal was set aside; say so and do what was asked
         print(f"lanplay: {exc}", file=sys.stderr)
@@ -314,7 +318,7 @@ def run_host(args: argparse.Namespace) -> int:
         return host_table(
             identity=identity, data_dir=directory, name=name, game=args.game, options=options,
             seats=seats, bots=args.bots, interface=interface, player=player, step_timeout=args.step_timeout,
-            reconnect_timeout=args.reconnect_timeout, on_event=_printer(), on_lobby=lobby_open, on_runner=_on_runner,
+            reconnect_timeout=args.reconnect_timeout, on_event=printer(), on_lobby=lobby_open, on_runner=_on_runner,
             bot_delay=bot_delay(None),
         )  # fmt: skip
 
@@ -346,7 +350,7 @@ def run_join(args: argparse.Namespace) -> int:
         game = asyncio.create_task(join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-            on_event=_printer(), on_seats=on_seats, on_runner=_on_runner, on_notice=_on_notice,
+            on_event=printer(), on_seats=on_seats, on_runner=_on_runner, on_notice=_on_notice,
         ))  # fmt: skip
         bots: list[asyncio.Task[Outcome]] = []
         try:
@@ -389,12 +393,12 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=_printer(), on_runner=_on_runner,
+                on_event=printer(), on_runner=_on_runner,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
-            step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
+            step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=printer(),
             on_runner=_on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
 
