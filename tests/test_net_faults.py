@@ -3,7 +3,8 @@
 - a bot process SIGKILLed mid-round and started again with the same command and LANPLAY_HOME
   resumes from its journal (P-5.6): the game completes, records identical, nobody stopped or exposed;
 - a peer that never comes back is waited for, then stopped for past the patience (P-5.5), convicting
-  nobody: the others finish with one record, cut short;
+  nobody: the others finish with one record, cut short; alone at a table of two, a seat says it lost
+  the network, leaves the table resumable, and the two resume it to the end;
 - links dropped and restored (closed or aborted in-process, and killed under live processes with
   ``ss -K``): the session resumes with no move lost or applied twice;
 - hostile input at the sockets of a running table (garbage, text and oversized frames, a bad handshake
@@ -163,6 +164,31 @@ def test_a_peer_that_never_comes_back_is_waited_for_then_stopped_and_nobody_is_c
     assert record["stops"] and all(stop["seat"] == seat for stop in record["stops"]), record["stops"]
     code, text = verify_record(path)
     assert code == 0 and "no proofs: nobody was exposed at this table" in text, text
+    no_tracebacks(table)
+
+
+def test_a_seat_with_no_link_at_all_says_it_lost_the_network_then_both_resume_and_complete(
+    tmp_path: Path, processes: list[BotProcess]
+) -> None:
+    """P-6.4: at a table of two, the other seat killed leaves this one with no link at all: it says it
+    lost the network and stops nobody (it cannot tell its own outage from the other's); past the
+    patience it leaves the table unfinished (exit 4, the journal kept). The same two commands started
+    again resume the game from their journals (P-5.6), and it completes with nobody stopped or exposed."""
+    table = start_table(tmp_path, "sixth-sense", 2, patience=3.0, started=processes.append)
+    alone, victim = table.bots
+    wait_decisions(victim, 3)
+    victim.kill()
+    assert alone.wait(60.0) == 4, alone.describe()
+    assert "lost the network: no link to any other seat" in alone.stdout(), alone.describe()
+    assert "run lanplay again to resume" in alone.stderr(), alone.describe()
+    assert not STOPPED_LINE.search(alone.stdout()) and "table finished" not in alone.stdout(), alone.describe()
+    assert alone.journal_records()[-1].get("t") != "done"
+    for bot in table.bots:  # the very same commands, the same LANPLAY_HOMEs
+        bot.start()
+    codes = table.wait_all(GAME_LIMIT)
+    assert codes == [0, 0], table.describe()
+    assert all("resumed the unfinished game" in bot.stdout() for bot in table.bots), table.describe()
+    assert_complete_game(table.bots, "sixth-sense")
     no_tracebacks(table)
 
 
