@@ -95,12 +95,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the IPv4 address to play on (default $LANPLAY_INTERFACE, else the network chosen in the lobby, "
         "else 127.0.0.1: this laptop only)",
     )  # fmt: skip
-    parser.add_argument("--step-timeout", type=float, default=20.0, help="not used (see --reconnect-timeout)")
     parser.add_argument(
-        "--reconnect-timeout", type=float, default=RECONNECT_TIMEOUT,
-        help="the patience: seconds an owed step is waited for before this seat stops the round, naming the seat "
-        "it waited for and convicting nobody (P-5.5)",
+        "--patience", "--reconnect-timeout", dest="reconnect_timeout", type=float, default=RECONNECT_TIMEOUT,
+        metavar="SECONDS",
+        help="the table's patience, signed in its plan when you host: how long a step owed by a seat (or a "
+        "person whose laptop dropped off) is waited for before the round may be stopped; nobody is convicted",
     )  # fmt: skip
+    parser.set_defaults(step_timeout=20.0)
     parser.add_argument("-v", "--verbose", action="store_true")
 
 
@@ -364,7 +365,7 @@ def run_join(args: argparse.Namespace) -> int:
                             _bot_peer(
                                 directory, bot_name(i, name), "", lobby_id, interface, address[1],
                                 bot_delay(None), args.step_timeout, args.reconnect_timeout,
-                                runs_on=identity.public.hex(), lobby_host=address[0],
+                                laptop=identity, lobby_host=address[0],
                             )
                         )
                         for i in range(1, args.bots + 1)

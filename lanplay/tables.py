@@ -24,6 +24,7 @@ from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_po
 from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
+from protocol.plan import bot_vouch
 from protocol.table import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def _runner(
 ) -> TableRunner:
     runner = TableRunner(
         plan, identity, data_dir, player, interface,
-        patience=reconnect_timeout, on_event=on_event,
+        on_event=on_event,
     )  # fmt: skip
     if on_runner is not None:
         on_runner(runner)
@@ -75,7 +76,8 @@ async def host_table(
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
     over loopback like anyone else, wait for the other seats, then play."""
     mesh_port = free_port(interface)
-    lobby = LobbyHost(identity, game, options, seats, SeatInfo(name, identity.public.hex(), interface, mesh_port))
+    host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
+    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
     lobby_port = await lobby.start(interface)
     if on_lobby is not None:
         on_lobby(lobby, lobby_port)
@@ -114,7 +116,7 @@ async def host_table(
                 step_timeout,
                 reconnect_timeout,
                 bot_kind,
-                runs_on=identity.public.hex(),
+                laptop=identity,
             )
         )
         for i in range(1, bots + 1)
@@ -158,23 +160,27 @@ async def _bot_peer(
     reconnect_timeout: float = RECONNECT_TIMEOUT,
     bot_kind: str = "heuristic",
     *,
-    runs_on: str | None = None,
+    laptop: Identity | None = None,
     lobby_host: str | None = None,
 ) -> Outcome:
     """An in-process bot seat with an identity of its own: it speaks the real protocol. Its key is kept
     in `data_dir/bots/<fingerprint>/` beside its journal, so a crash of this process loses no game
-    (`resume_table` carries its seat on too). `runs_on`: the key of the seat whose laptop runs it;
-    `lobby_host`: where the table's lobby listens (default: `interface`, the host's own bots)."""
+    (`resume_table` carries its seat on too). `laptop`: the identity of the seat whose laptop runs it,
+    which signs that it does (`bot_vouch`, P-6.7); `lobby_host`: where the table's lobby listens
+    (default: `interface`, the host's own bots)."""
     identity = Identity.generate()
     bot_dir = data_dir / BOTS_DIR / identity.public.fingerprint
     save_identity(bot_dir, identity)
     mesh_port = free_port(interface)
+    runs_on = vouch = None
+    if laptop is not None:
+        runs_on, vouch = laptop.public.hex(), bot_vouch(laptop, lobby_id, identity.public.hex())
     plan = await join_lobby(
-        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on
+        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
+        vouch=vouch,
     )
     runner = TableRunner(
         plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
-        patience=reconnect_timeout,
     )  # fmt: skip
     return await runner.run()
 
@@ -327,7 +333,6 @@ async def _resume_bot(
         return None
     runner = TableRunner(
         found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
-        patience=reconnect_timeout,
     )  # fmt: skip
     try:
         return await runner.run()

@@ -212,7 +212,7 @@ def bot_args(
     for option in options:
         args += ["--option", option]
     if patience is not None:  # how long an owed step is waited for before a stop (P-5.5)
-        args += ["--reconnect-timeout", str(patience)]
+        args += ["--patience", str(patience)]
     if verbose:
         args.append("-v")
     return [*args, *extra]

@@ -529,25 +529,34 @@ class RoundLedger:
             raise _Refuse("P-4.3", "a card from a hidden hand must be a deck position with every seat's key")
         if set(wire) != {"pos", "keys"}:
             raise _Refuse("P-4.3", "a card must be exactly a deck position with every seat's key")
-        position, keys = wire.get("pos"), wire.get("keys")
-        if not is_index(position, self.ctx.size) or position not in self.layout_hands[seat]:
-            raise _Refuse("P-4.3", f"position {str(position)[:12]} was not dealt to seat {seat}")
-        assert isinstance(position, int)
+        position = wire.get("pos")
         if position in self.used:
-            raise _Refuse("P-4.3", f"position {position} was already played")
+            raise _Refuse("P-4.3", f"position {str(position)[:12]} was already played")
+        code = self.open_hand_card(seat, position, wire.get("keys"), "P-4.3")
+        if code is None:
+            return _NO_CARD
+        assert isinstance(position, int)
+        self.used.add(position)
+        return self.game.card_to_json(code)
+
+    def open_hand_card(self, seat: int, position: object, keys: object, rule: str) -> str | None:
+        """The card at a position dealt to `seat`, opened with every seat's key as `seat` forwards them
+        (P-4.3); None when it opens to no card (a pass replaced it: only the audit names whose)."""
+        assert self.ctx is not None
+        if not is_index(position, self.ctx.size) or position not in self.layout_hands[seat]:
+            raise _Refuse(rule, f"position {str(position)[:12]} was not dealt to seat {seat}")
+        assert isinstance(position, int)
         if not isinstance(keys, list) or len(keys) != self.n:
-            raise _Refuse("P-4.3", "a played card needs one key from every seat")
+            raise _Refuse(rule, "a card needs one key from every seat")
         openings = [KeyOpening.from_json(self.ctx, s, keys[s]) for s in range(self.n)]
         if any(o.position != position for o in openings):
-            raise _Refuse("P-4.3", f"a key for another position sent for {position}")
+            raise _Refuse(rule, f"a key for another position sent for {position}")
         try:
-            code = open_position(self.ctx, position, self.locks[-1].points[position], openings, self.commitments)
+            return str(open_position(self.ctx, position, self.locks[-1].points[position], openings, self.commitments))
         except CheatDetected as exc:
             if exc.seat is None:
-                return _NO_CARD
+                return None
             raise _Refuse(exc.rule, f"its card does not open: {exc.message}") from exc
-        self.used.add(position)
-        return self.game.card_to_json(str(code))
 
     def _move(self, seat: int, msg: SignedMessage) -> None:
         body_fields(msg.body, frozenset({"move"}), seat, "move")
@@ -952,23 +961,8 @@ def judge_private(ledger: RoundLedger, sender: int, recipient: int, msg: SignedM
         reference = read_reference(peeked.value, sender)
         if "pos" not in reference:
             raise _Refuse("P-4.5", "a hidden hand's choice must be a hand position")
-        position: object = reference["pos"]
-        keys = msg.body.get("keys")
-        if not is_index(position, ledger.ctx.size) or position not in ledger.layout_hands[sender]:
-            raise _Refuse("P-4.5", f"the peeked choice (position {position}) was not dealt to seat {sender}")
-        assert isinstance(position, int)
-        if not isinstance(keys, list) or len(keys) != ledger.n:
-            raise _Refuse("P-4.5", "a peek answer needs one key from every seat")
-        openings = [KeyOpening.from_json(ledger.ctx, s, keys[s]) for s in range(ledger.n)]
-        if any(o.position != position for o in openings):
-            raise _Refuse("P-4.5", f"a key for another position sent for {position}")
-        try:
-            code = open_position(ledger.ctx, position, ledger.locks[-1].points[position], openings, ledger.commitments)
-        except CheatDetected as exc:
-            if exc.seat is None:
-                return "no card"
-            raise
-        return str(code)
+        code = ledger.open_hand_card(sender, reference["pos"], msg.body.get("keys"), "P-4.5")
+        return "no card" if code is None else code
     except _Refuse as exc:
         return Fault(sender, exc.rule, exc.reason, msg)
     except CheatDetected as exc:
