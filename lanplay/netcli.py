@@ -160,7 +160,10 @@ async def _read_line() -> str:
     return await done
 
 
-def _printer(names: list[str] | None = None) -> Any:
+def printer(names: list[str] | None = None) -> Any:
+    """The plain commands' listener: one line per event a person should read (an exposure, a stop, a
+    leave, the end), with anything that came from a peer made inert (`shown`)."""
+
     def show(event: Event) -> None:
         if isinstance(event, RoundConfirmed):
             print(f"round {event.round + 1} audited and confirmed: {event.report}", flush=True)
@@ -284,7 +287,7 @@ async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, pl
             player=player,
             step_timeout=args.step_timeout,
             reconnect_timeout=args.reconnect_timeout,
-            on_event=_printer(),
+            on_event=printer(),
         )
     except ResumeFailed as exc:  # I3: the journal was set aside; say so and do what was asked
         print(f"lanplay: {exc}", file=sys.stderr)
@@ -333,7 +336,7 @@ def run_host(args: argparse.Namespace) -> int:
         return host_table(
             identity=identity, data_dir=directory, name=name, game=args.game, options=options,
             seats=seats, bots=args.bots, interface=interface, player=player, step_timeout=args.step_timeout,
-            reconnect_timeout=args.reconnect_timeout, on_event=_printer(), on_lobby=lobby_open, on_runner=_on_runner,
+            reconnect_timeout=args.reconnect_timeout, on_event=printer(), on_lobby=lobby_open, on_runner=_on_runner,
             bot_delay=bot_delay(None),
         )  # fmt: skip
 
@@ -384,7 +387,7 @@ def run_join(args: argparse.Namespace) -> int:
         game = asyncio.create_task(join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-            on_event=_printer(), on_seats=on_seats, on_runner=_on_runner, on_notice=_on_notice,
+            on_event=printer(), on_seats=on_seats, on_runner=_on_runner, on_notice=_on_notice,
         ))  # fmt: skip
         bots: list[asyncio.Task[Outcome]] = []
         try:
@@ -427,12 +430,12 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=_printer(), on_runner=_on_runner,
+                on_event=printer(), on_runner=_on_runner,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
-            step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=_printer(),
+            step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=printer(),
             on_runner=_on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
 

@@ -36,6 +36,7 @@ from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
 from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
 from lanplay.text import shown
+from lanplay.trace import Trace
 from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -167,6 +168,8 @@ class TableRunner:
         self._gave_up = False
         self._leaving = False
         self.stops: list[Stopped] = []
+        self._waiting_from = 0.0  # wall time since when this seat has been running and linked (a stop waits a patience)
+        self._trace = Trace.from_env(self.me)  # timing lines for scripts/bench_net.py ($LANPLAY_TRACE)
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -204,6 +207,8 @@ class TableRunner:
         if move not in session.decision():
             raise IllegalMove("P-5.1", "that move is not open to you now")
         move_json = session.game.move_to_json(move)
+        if self._trace is not None:
+            self._trace.submit()
         ms, now = self._now()
         self._handle(Decided(move_json, now), {"t": "decide", "move": move_json, "ms": ms})
 
@@ -233,8 +238,11 @@ class TableRunner:
                 )
                 self._gave_up = True
             return  # with no link, nobody is waited out: the table is this laptop's to find again
+        if self._lost_since is not None:  # links again after none at all: this laptop's outage counts against nobody
+            self._waiting_from = now
         self._lost_since = None
-        due = session.due(now)
+        # Only time this seat was here to wait counts: not the time it was killed or had no link at all.
+        due = session.due(now) if now - self._waiting_from >= self.settings.patience else None
         if due is not None:
             self._handle(due, {"t": "stop", "seat": due.seat, "owed": due.owed, "to": due.to, "ms": ms})
         if session.note_due(now):
@@ -243,12 +251,16 @@ class TableRunner:
     def _dispatch(self, outputs: tuple[Output, ...]) -> None:
         if not outputs:
             return
+        if self._trace is not None and self.session is not None:
+            self._trace.phase(self.session)
         for output in outputs:
             if isinstance(output, Send):
                 self._send(output)
             else:
                 if isinstance(output, Stopped):
                     self.stops.append(output)
+                if self._trace is not None:
+                    self._trace.event(output)
                 for listener in self.listeners:
                     listener(output)
         self._wake.set()
@@ -378,6 +390,7 @@ class TableRunner:
             if seat != self.me and seat not in self.connected:
                 self._dispatch(session.handle(LinkChanged(seat, False, self._now()[1])))
         if resumed:
+            self._waiting_from = time.time()  # the clocks in the journal ran on while this seat was not running
             self._wake.set()
         try:
             while not session.finished and not self._gave_up and not (self._leaving and self._left_done()):
@@ -396,6 +409,8 @@ class TableRunner:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._decider
             await self.mesh.close(leaving=not self._gave_up)
+            if self._trace is not None:
+                self._trace.close()
         return self._finish()
 
     def _left_done(self) -> bool:

@@ -41,6 +41,7 @@ async def one_game(game: str, bots: int, home: Path) -> float:
         interface="127.0.0.1", player=BotPlayer(game), advertise=False, on_event=on_event,
     )  # fmt: skip
     done = time.perf_counter()
+    assert outcome.finished and outcome.complete and not outcome.exposed, outcome
     assert outcome.record_path is not None and outcome.record_path.exists(), outcome
     assert over, "no GameOver event"
     return done - over[0]

@@ -24,7 +24,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = "127.0.0.1"
 RECORD_LINE = re.compile(r"^game record saved to (\S+)\s*$", re.M)
-BLAME_LINE = re.compile(r"^BLAME: (seat (\d+)|an unknown seat) broke (\S+): (.*)$", re.M)
+# What the plain commands print (lanplay/netcli.py) about how a table goes.
+EXPOSED_LINE = re.compile(r"^EXPOSED: seat (\d+) broke (\S+): (.*)$", re.M)
+STOPPED_LINE = re.compile(
+    r"^STOPPED by seat (\d+)(?: \(waited for seat (\d+)'s (\S+)\))?, nobody convicted: (.*)$", re.M
+)
+LEFT_LINE = re.compile(r"^LEFT: seat (\d+) left the table", re.M)
+FINISHED_LINE = re.compile(r"^table finished: every seat signed the record \((complete|cut short)\)$", re.M)
 LOBBY_LINE = re.compile(r"table ([0-9a-f]+): lobby on ([0-9.]+):(\d+)")
 MESH_LINE = re.compile(r"mesh for table ([0-9a-f]+) listening on ([0-9.]+):(\d+)")
 
@@ -194,8 +200,7 @@ def bot_args(
     host_seats: int | None = None,
     table: str | None = None,
     options: Sequence[str] = (),
-    step_timeout: float | None = None,
-    reconnect_timeout: float | None = None,
+    patience: float | None = None,
     verbose: bool = True,
     extra: Sequence[str] = (),
 ) -> list[str]:
@@ -206,10 +211,8 @@ def bot_args(
         args += ["--table", table]
     for option in options:
         args += ["--option", option]
-    if step_timeout is not None:
-        args += ["--step-timeout", str(step_timeout)]
-    if reconnect_timeout is not None:
-        args += ["--reconnect-timeout", str(reconnect_timeout)]
+    if patience is not None:  # how long an owed step is waited for before a stop (P-5.5)
+        args += ["--patience", str(patience)]
     if verbose:
         args.append("-v")
     return [*args, *extra]
@@ -250,8 +253,7 @@ def start_table(
     options: Sequence[str] = (),
     interfaces: Sequence[str] | None = None,
     prefixes: Sequence[Sequence[str]] | None = None,
-    step_timeout: float | None = None,
-    reconnect_timeout: float | None = None,
+    patience: float | None = None,
     env_extra: dict[str, str] | None = None,
     join_by_table_id: bool = True,
     timeout: float = 30.0,
@@ -264,7 +266,7 @@ def start_table(
     this function fails half way)."""
     addresses = list(interfaces) if interfaces is not None else [LOOPBACK] * seats
     wrappers = [list(p) for p in prefixes] if prefixes is not None else [[] for _ in range(seats)]
-    common = {"options": options, "step_timeout": step_timeout, "reconnect_timeout": reconnect_timeout}
+    common = {"options": options, "patience": patience}
     host = BotProcess(
         "seat-host", base / "h0", bot_args(game, interface=addresses[0], host_seats=seats, **common),  # type: ignore[arg-type]
         prefix=wrappers[0], env_extra=dict(env_extra or {}),
@@ -307,6 +309,20 @@ def assert_identical_records(bots: Iterable[BotProcess]) -> Path:
     return paths[0]
 
 
+def assert_same_signed_record(bots: Iterable[BotProcess]) -> Path:
+    """Every bot saved a record whose end every present seat signed (P-5.8), one digest for all, with the
+    same confirmed rounds and exposures; returns one of them. (What is outside the digest, the stops in
+    the order each seat heard of them, may differ.)"""
+    paths = [record_of(b) for b in bots]
+    records = [json.loads(p.read_text()) for p in paths]
+    first = records[0]
+    assert first["end"]["signatures"], f"{paths[0]}: nobody signed the end"
+    for path, record in zip(paths[1:], records[1:], strict=True):
+        for key in ("end", "rounds", "exposed", "complete", "players"):
+            assert record[key] == first[key], f"{path} differs from {paths[0]} in {key!r}"
+    return paths[0]
+
+
 def replay_json(path: Path) -> dict[str, Any]:
     """`lanplay replay FILE --json`, which must exit 0."""
     done = subprocess.run(
@@ -318,9 +334,30 @@ def replay_json(path: Path) -> dict[str, Any]:
     return result
 
 
+def assert_finished(bot: BotProcess, how: str) -> None:
+    """The bot said the table finished (`how`: "complete" or "cut short") and exposed nobody."""
+    found = FINISHED_LINE.search(bot.stdout())
+    assert found is not None and found.group(1) == how, bot.describe()
+    assert not EXPOSED_LINE.search(bot.stdout()), bot.describe()
+
+
 def assert_complete_game(bots: Sequence[BotProcess], game: str) -> dict[str, Any]:
+    """Every bot finished the game complete, exposed nobody and saw no stop; their records are
+    byte-identical and replay as a complete game."""
+    for bot in bots:
+        assert_finished(bot, "complete")
+        assert not STOPPED_LINE.search(bot.stdout()) and not LEFT_LINE.search(bot.stdout()), bot.describe()
     path = assert_identical_records(bots)
     result = replay_json(path)
     assert result["game"] == game
     assert result["complete"] is True, result
     return result
+
+
+def verify_record(path: Path) -> tuple[int, str]:
+    """`lanplay verify FILE`: every proof of the record checked again offline; (exit code, stdout)."""
+    done = subprocess.run(
+        [*lanplay_command(), "verify", str(path)],
+        capture_output=True, text=True, timeout=60, env=clean_env(path.parent), check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr

@@ -116,7 +116,7 @@ def test_the_printed_join_command_plays_a_whole_game_without_multicast(tmp_path:
     lan = lan_or_skip("mc", "10.79.0", 3, no_multicast=(2,))
     try:
         host = Proc(lan, 1, tmp_path / "host", ["host", "--game", "sixes", "--seats", "3", "--bots", "1", "--headless",
-                                                 "--interface", lan.address(1), "--step-timeout", "30"])  # fmt: skip
+                                                 "--interface", lan.address(1), "--patience", "30"])  # fmt: skip
         procs.append(host)
         joined = host.wait_for(JOIN_LINE, 30)
         fingerprint = host.wait_for(FINGERPRINT_LINE, 5).group(1)

@@ -308,7 +308,7 @@ def test_shown_strips_escapes_and_controls(raw: str, clean: str) -> None:
 
 def test_exposure_lines_show_no_peer_escapes(capsys: pytest.CaptureFixture[str]) -> None:
     """An exposure's rule and reason come from a peer's message: printed, they are inert (P-6.7)."""
-    show = netcli._printer()
+    show = netcli.printer()
     show(Exposed(1, "P-5.1\x1b[2J", "a move\x1b]0;owned\x07 out of turn\x1b[8m", {}))
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from protocol.session import Blamed, Waiting
 
 from engine.games import get_game
 from engine.record import replay_text
@@ -27,6 +26,7 @@ from lanplay.discovery import interface_from_env
 from lanplay.runner import BotPlayer, Outcome
 from lanplay.store import load_or_create_identity
 from lanplay.tables import host_table
+from lanplay.ui import net_table
 from lanplay.ui.app import build_app, run_table_app
 from lanplay.ui.lobby_model import LobbyModel
 from lanplay.ui.lobby_screen import lobby_text, run_lobby
@@ -34,6 +34,7 @@ from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from lanplay.ui.screens import screen_text
 from protocol.identity import Identity
+from protocol.table import Exposed, Stopped, Waiting
 
 ENTER, DOWN, LEFT, RIGHT, TAB = "\r", "\x1b[B", "\x1b[D", "\x1b[C", "\t"
 LOOPBACK = "127.0.0.1"
@@ -199,7 +200,7 @@ def test_a_whole_game_ends_on_the_game_over_screen_with_the_saved_record(_home: 
         pipe.send_text("q")
 
     outcome = asyncio.run(asyncio.wait_for(_play(model, table, script), 90))
-    assert isinstance(outcome, Outcome) and outcome.blame is None
+    assert isinstance(outcome, Outcome) and outcome.finished and outcome.complete and not outcome.exposed
     text = screen_text(model)
     assert "Game over" in text and "Final table" in text and "Record saved to" in text
     assert model.game_over is not None and model.game_over.record_path == str(copy.resolve())
@@ -210,7 +211,7 @@ def test_a_whole_game_ends_on_the_game_over_screen_with_the_saved_record(_home: 
     assert not (_home / "journals").exists() or not list((_home / "journals").glob("*.jsonl"))
 
 
-# --- what the screen says about links and blame (no network) ------------------------------------------
+# --- what the screen says about links, waiting, exposures and stops (no network) -------------------------
 
 
 def _stub_table(lang: str = "en") -> tuple[TableModel, NetTable]:
@@ -220,35 +221,66 @@ def _stub_table(lang: str = "en") -> tuple[TableModel, NetTable]:
     return model, table
 
 
+def _dealt_take6(model: TableModel) -> Any:
+    game = model.game
+    state = game.new_game(3, game.options_from_json({}))
+    deal = game.deal_from_json(
+        state, {"dealer": 2, "hands": [list(range(1, 11)), list(range(11, 21)), list(range(21, 31))],
+                "rows": [50, 60, 70, 80]},
+    )  # fmt: skip
+    return game.start_round(state, deal)
+
+
+def _stub_runner(model: TableModel, waiting: list[Waiting], committed: list[int]) -> Any:
+    """What NetTable reads of a runner and its session (their public queries), in the play of round 1."""
+    state = _dealt_take6(model)
+    session = SimpleNamespace(
+        me=0, phase="play", round_index=0, complete=False, finished=False, state=state, view=lambda: state,
+        committed=lambda: tuple(committed), waiting=lambda now=None: tuple(waiting),
+    )  # fmt: skip
+    return SimpleNamespace(session=session, connected={1, 2}, network_lost=False)
+
+
+def _move_owed(seat: int) -> Waiting:
+    return Waiting(seat, "move", 0.0, None, False, True)
+
+
 def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
+    """P-5.5: the screen names whom the table waits for, and a laptop whose link is down as away."""
     model, table = _stub_table()
-    waiting = Waiting((1, 2), "choose (play)", False, 0.0)
-    session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
-    runner: Any = SimpleNamespace(connected={1, 2}, network_lost=False)
-    table._show_waiting(session, runner)
+    table.runner = _stub_runner(model, [_move_owed(1), _move_owed(2)], [])
+    table.refresh()
     assert "waiting for ▲Bob and ■Cor" in screen_text(model)
-    runner.connected = {2}  # Bob's link went down
-    table._show_waiting(session, runner)
+    table.runner.connected = {2}  # Bob's link went down
+    table.refresh()
     assert "waiting for ▲Bob's laptop to reconnect" in screen_text(model)
-    runner.connected = {1, 2}
-    table._show_waiting(session, runner)
+    table.runner.connected = {1, 2}
+    table.refresh()
     assert "waiting for ▲Bob and ■Cor" in screen_text(model)
 
 
-def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game_is_not_over() -> None:
-    """Issue 9, finding 9 (I4): with every link down this laptop says it lost the network, rather than
-    waiting on every other seat's laptop; given up after the reconnect limit, the game is not over:
-    no winners, and the screen says how to resume."""
+def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game_is_not_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """P-6.4: with every link down this laptop says it lost the network, rather than waiting on every
+    other seat's laptop; given up after the patience, the game is not over: no winners, and the screen
+    says how to resume."""
     model, table = _stub_table()
-    waiting = Waiting((1, 2), "choose (play)", False, 0.0)
-    session: Any = SimpleNamespace(me=0, stage="play", waiting=lambda: waiting)
-    runner: Any = SimpleNamespace(connected=set(), network_lost=True)
-    table._show_waiting(session, runner)
+    runner = _stub_runner(model, [_move_owed(1), _move_owed(2)], [])
+    table.runner = runner
+    runner.connected, runner.network_lost = set(), True
+    table.refresh()
     text = screen_text(model)
     assert "lost the network: no link to any other seat" in text
     assert "reconnect" not in text.split("lost the network")[0]
-    record: Any = None
-    table._finish(Outcome(record, None, None, network_lost=True))
+
+    async def lost(**_: Any) -> Outcome:
+        no_rounds: Any = None  # no round was confirmed
+        return Outcome(no_rounds, None, network_lost=True)
+
+    monkeypatch.setattr(net_table, "resume_table", lost)
+    outcome = asyncio.run(table.resume().run())
+    assert outcome is not None and outcome.network_lost
     over = model.game_over
     assert over is not None and over.network_lost and over.stopped and over.winners == ()
     text = screen_text(model)
@@ -261,36 +293,55 @@ def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
     """T-3.1 on a networked table: a committed card is not applied until every seat has chosen; the
     screen marks who has chosen (this seat's own card beside its name), never another seat's card."""
     model, table = _stub_table()
-    game = model.game
-    state = game.new_game(3, game.options_from_json({}))
-    deal = game.deal_from_json(
-        state, {"dealer": 2, "hands": [list(range(1, 11)), list(range(11, 21)), list(range(21, 31))],
-                "rows": [50, 60, 70, 80]},
-    )  # fmt: skip
-    model.update_state(game.view(game.start_round(state, deal), 0))
-    session: Any = SimpleNamespace(stage="play", round=SimpleNamespace(phase_commits={1: object()}))
-    table._show_committed(session)
+    committed = [1]
+    table.runner = _stub_runner(model, [_move_owed(0), _move_owed(2)], committed)
+    table.refresh()
     text = screen_text(model)
     assert "Chosen: ·●Ann ✓▲Bob ·■Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
     model.recent["my_choice"] = 3
-    session.round.phase_commits = {0: object(), 1: object()}
-    table._show_committed(session)
+    committed[:] = [0, 1]
+    table.refresh()
     assert "Chosen: ✓●Ann 3 ✓▲Bob ·■Cor" in screen_text(model)
+
+
+def _told(table: NetTable, *events: Any) -> None:
+    async def tell() -> None:
+        for event in events:
+            table.on_event(event)
+        table.refresh()
+
+    asyncio.run(tell())
 
 
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", "Round 1: ▲Bob broke rule P-5.3: stopped answering: the table waited for them too long"),
-        ("nl", "Ronde 1: ▲Bob overtrad regel P-5.3: antwoordde niet meer: de tafel heeft te lang gewacht"),
+        ("en", "Round 1: ▲Bob broke rule P-5.1: moved out of turn"),
+        ("nl", "Ronde 1: ▲Bob overtrad regel P-5.1: speelde terwijl een ander aan de beurt was"),
     ],
 )
-def test_a_blame_is_told_in_plain_words(lang: str, words: str) -> None:
+def test_an_exposure_is_told_in_plain_words(lang: str, words: str) -> None:
+    """P-5.4: a seat exposed by a proof: who, which rule, what it means, and the proof's own reason."""
     model, table = _stub_table(lang)
-    table._handle(Blamed(1, "P-5.3", "seat 1 withheld a step: choose (play)"))
-    text = screen_text(model)
-    assert words in text and "seat 1 withheld a step" in text
+    _told(table, Exposed(1, "P-5.1", "a move of seat 1 when seat 2 was to move", {}))
+    text = " ".join(screen_text(model).split())
+    assert words in text and "a move of seat 1 when seat 2 was to move" in text
     assert model.audits[1].ok is False
+
+
+def test_a_stop_and_a_leave_are_told_as_convicting_nobody() -> None:
+    """P-5.5, P-5.7: a stop names whom the table waited for and for what, a leave who left; neither is
+    told as a broken rule."""
+    model, table = _stub_table()
+    _told(table, Stopped(0, 1, 2, "move", "waited 120 s for seat 2's move"))
+    text = " ".join(screen_text(model).split())
+    assert "Round 1: the round stopped and is void, nobody convicted" in text
+    assert "▲Bob stopped the round waiting for ■Cor (move)" in text and "broke rule" not in text
+    assert model.audits[1].ok is False  # the round is void
+    model, table = _stub_table()
+    _told(table, Stopped(0, 2, 2, "left", "left the table"))
+    text = " ".join(screen_text(model).split())
+    assert "■Cor left the table: the round is void, nobody is convicted" in text and "broke rule" not in text
 
 
 # --- the lobby ---------------------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ EN: dict[str, str] = {
     "audit_ok": "Round {round} confirmed",  # audit_ok, audit_blame: for the networked table
     "audit_local": "Round {round}: local game, no audit needed",
     "audit_blame": "Round {round}: {name} broke rule {rule}: {why} ({reason})",
-    "audit_stopped": "Round {round}: the game stopped, nobody convicted: the table could not agree ({reason})",
+    "audit_stopped": "Round {round}: the round stopped and is void, nobody convicted ({reason})",
     "blame_someone": "a seat the audit could not name",
     "verdict_convicted": "the verdict of every seat; convicted: {names}",
     "why_identity": "used a key that has no seat at this table",
@@ -444,7 +444,7 @@ NL: dict[str, str] = {
     "audit_ok": "Ronde {round} bevestigd",
     "audit_local": "Ronde {round}: spel op deze laptop, geen controle nodig",
     "audit_blame": "Ronde {round}: {name} overtrad regel {rule}: {why} ({reason})",
-    "audit_stopped": "Ronde {round}: het spel is gestopt, niemand veroordeeld: de tafel werd het niet eens ({reason})",
+    "audit_stopped": "Ronde {round}: de ronde is gestopt en telt niet, niemand veroordeeld ({reason})",
     "blame_someone": "een plaats die de controle niet kon aanwijzen",
     "verdict_convicted": "het oordeel van elke plaats; veroordeeld: {names}",
     "why_identity": "gebruikte een sleutel zonder plaats aan deze tafel",

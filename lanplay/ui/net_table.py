@@ -12,8 +12,8 @@ was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTa
   each move; the session hands its events over in batches after the fact, so `NetTable` keeps its
   own copy of the seat's state (`shadow`) and applies each move to it through the engine;
 - a peek result only from `PeekResult` (the session gives it to the peeker alone), the audit line
-  from `RoundAudited` ("Round 1 confirmed"), a broken rule from `Blamed` and a stop with nobody
-  convicted from `Stopped` (a `Blamed` may still follow it: a stop is not final), in plain words;
+  from `RoundConfirmed` ("Round 1 confirmed"), a broken rule from `Exposed` (a proof every seat
+  checks) and a stop or a leave, which convicts nobody, from `Stopped`, in plain words;
 - the game-over screen from `GameOver` with the path of the saved record (`Outcome.record_path`).
 
 Between rounds the finished round stays on screen until the person presses Enter (the others play
@@ -185,7 +185,7 @@ class NetTable:
                 identity=self.identity, data_dir=self.table_dir, name=self.name, game=self.game.id,
                 options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
                 bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
-                on_event=self._on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
+                on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
             )  # fmt: skip
 
         self._start = start
@@ -199,7 +199,7 @@ class NetTable:
         async def start() -> Outcome:
             return await join_table(
                 identity=self.identity, data_dir=self.table_dir, name=self.name, interface=self.interface,
-                player=self.player, address=address, step_timeout=self.step_timeout, on_event=self._on_event,
+                player=self.player, address=address, step_timeout=self.step_timeout, on_event=self.on_event,
                 on_runner=self._on_runner, on_seats=self._on_seats, on_notice=self._on_barred,
             )  # fmt: skip
 
@@ -213,7 +213,7 @@ class NetTable:
         async def start() -> Outcome | None:
             return await resume_table(
                 identity=self.identity, data_dir=self.table_dir, interface=self.interface, player=self.player,
-                step_timeout=self.step_timeout, on_event=self._on_event, on_runner=self._on_runner,
+                step_timeout=self.step_timeout, on_event=self.on_event, on_runner=self._on_runner,
                 bot_delay=self.bot_delay,
             )  # fmt: skip
 
@@ -361,13 +361,18 @@ class NetTable:
         self._flush()
 
     # --- events ---------------------------------------------------------------------------------------
-    def _on_event(self, event: Event) -> None:
+    def on_event(self, event: Event) -> None:
         """The runner's listener: called for each event of a batch after the session made the whole
         batch, so the session's state is already past them; they are told once the batch is in."""
         self._queue.append(event)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
+
+    def refresh(self) -> None:
+        """Tell the events heard so far and catch the screen up with the runner (links, whom the table
+        waits for, hidden choices made); run() does it every POLL seconds."""
+        self._flush()
 
     def _flush(self) -> None:
         self._flush_scheduled = False

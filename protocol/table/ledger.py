@@ -692,14 +692,29 @@ class RoundLedger:
                     if not (seat in point.taken and history.holds(seat, point.taken[seat])):
                         owed.append(Owed(seat, point.kind))
         if stopped or self._ended_in(history):
+            # P-5.8: an end signature is owed only once the record to sign is known on this history: every
+            # seat's secrets in, or stopped for (a seat cannot sign while another's secrets may still come).
+            away = {
+                body.get("seat")
+                for author, seq, body in self.stops
+                if body.get("owed") in ("secrets", "end") and history.holds(author, seq)
+            }
+            secrets_owed = False
             for seat in range(self.n):
                 taken = self.secrets.get(seat)
                 if seat in self.left and history.holds(seat, self.left[seat]):
                     continue  # judged on the history named: a leave it does not hold changes nothing
                 if not (taken is not None and history.holds(seat, taken[2])):
                     owed.append(Owed(seat, "secrets"))
-                elif (stopped or self._final_in(history)) and self._end_owed(history, seat, author):
-                    owed.append(Owed(seat, "end"))  # P-5.8: its end signature, once the table's end is known
+                    secrets_owed |= seat not in away
+            for seat in range(self.n):
+                taken = self.secrets.get(seat)
+                if seat in self.left and history.holds(seat, self.left[seat]):
+                    continue
+                if taken is None or not history.holds(seat, taken[2]):
+                    continue
+                if (stopped or self._final_in(history)) and not secrets_owed and self._end_owed(history, seat, author):
+                    owed.append(Owed(seat, "end"))
         if reached is not None and len(self.locks) == self.n and self._reaches_open(history):
             for waiter in range(self.n):
                 got = self._got(history, waiter, author)
