@@ -39,8 +39,16 @@ def check_invariants(table: Table, honest: Iterable[int], cheats: Iterable[int] 
     assert len({len(s.rounds) for s in sessions}) == 1, [(s.me, len(s.rounds)) for s in sessions]
     for session in sessions:  # P-6.4: finished, or says whom it waits for
         assert session.finished or session.waiting(table.now), (session.me, session.phase)
-    finished = [canonical(s.record_json()) for s in sessions if s.finished]
+    finished = [canonical(_stops_sorted(s.record_json())) for s in sessions if s.finished]
     assert len(set(finished)) <= 1  # P-6.2 / P-5.8: one record
+
+
+def _stops_sorted(record: JSONObject) -> JSONObject:
+    """The record with its stops in one order (the order they were taken differs between seats and has
+    a test of its own below), so the other attacks check everything else."""
+    stops = record.get("stops")
+    assert isinstance(stops, list)
+    return {**record, "stops": sorted(stops, key=canonical)}
 
 
 def sign_next(table: Table, seat: int, kind: str, body: JSONObject, on: JSONObject | None = None) -> SignedMessage:
@@ -100,3 +108,117 @@ def test_a_public_message_with_an_unreadable_history_is_exposed_and_raises_nothi
     table.run(200)
     check_invariants(table, (0, 1), (cheat,))
     assert all(table.sessions[s].exposed == {cheat} for s in (0, 1))
+
+
+# -- P-6.1: proofs a cheat assembles against honest messages -------------------------------------------
+
+
+def _named_prefix(table: Table, judge: int, msg: SignedMessage, author: int) -> list[SignedMessage]:
+    """The messages `msg` (by `author`) names, as seat `judge` holds them."""
+    from protocol.table.messages import read_history
+
+    history = read_history(msg.body, table.n, author, msg.seq, msg.prev)
+    chains = table.sessions[judge].ledger.chains
+    return [m for seat in range(table.n) for m in chains[seat][: history.count(seat)]]
+
+
+def _wire(table: Table, proof: JSONObject, key: str) -> bytes:
+    seat_of = table.sessions[0].seat_of
+    refs = []
+    for item in proof[key]:  # type: ignore[union-attr]
+        msg = SignedMessage.from_json(item)
+        refs.append([seat_of[msg.author], msg.seq, msg.digest()])
+    return canonical({"proof": {**proof, key: refs}})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.1: verify replays every message a refusal proof carries, not only those the accused named; "
+    "a leave the stop never named makes an honest stop for secrets refused",
+)
+def test_a_refusal_proof_padded_with_a_leave_the_stop_never_named_convicts_nobody() -> None:
+    """Seat 0 withholds its seed reveal and then its secrets; seat 1 rightly stops it for its secrets.
+    Seat 0 then signs a leave and sends a refusal proof of seat 1's stop whose history carries the
+    leave too: the stop must still hold on the history it names (P-5.2, P-5.4)."""
+    table = make_table("sixes", 3, {}, seed=5)
+    cheat, stopper = 0, 1
+    table.silent.add(cheat)
+    table.run(50)
+    for _ in range(6):
+        table.wait(31)
+    judge = table.sessions[stopper]
+    stop = next(
+        m
+        for m in judge.ledger.chains[stopper]
+        if m.kind == "stop" and m.body.get("owed") == "secrets" and m.body.get("seat") == cheat
+    )
+    leave = sign_next(table, cheat, "leave", {})
+    history = [m.to_json() for m in _named_prefix(table, stopper, stop, stopper)] + [leave.to_json()]
+    proof: JSONObject = {"kind": "refused", "round": judge.round_index, "message": stop.to_json(), "history": history}
+    with pytest.raises(ProtocolError):
+        verify(judge.plan, proof, judge.rounds)
+    send(table, cheat, leave.to_wire(), (1, 2))
+    send(table, cheat, _wire(table, proof, "history"), (1, 2))
+    check_invariants(table, (1, 2), (cheat,), waits=1)
+
+
+# -- P-6.2: a fault seen by one seat is exposed at every honest seat --------------------------------
+
+
+def _bad_hand_keys(table: Table, cheat: int, victim: int) -> None:
+    """`cheat` sends `victim` its hand keys in the wrong order (a key for another position, P-4.3)."""
+    identity = table.identities[cheat]
+
+    def rewrite(sender: int, to: int, data: bytes) -> bytes | None:
+        if sender != cheat or to != victim:
+            return data
+        raw = decode(data, 1 << 22)
+        if raw.get("kind") != "p.keys" or raw.get("author") != identity.peer_id:
+            return data
+        msg = SignedMessage.from_json(raw)
+        body = dict(msg.body)
+        body["openings"] = list(reversed(body["openings"]))  # type: ignore[call-overload]
+        return sign_message(identity, msg.table, msg.round, msg.seq, msg.prev, msg.kind, body).to_wire()
+
+    table.rewrite = rewrite
+
+
+@pytest.mark.parametrize("game", ["sixes", "sixth-sense", "take6"])
+def test_bad_hand_keys_to_one_seat_are_exposed_at_every_honest_seat(game: str) -> None:
+    table = make_table(game, 3, {}, seed=21)
+    _bad_hand_keys(table, cheat=2, victim=0)
+    table.run(100)
+    check_invariants(table, (0, 1), (2,))
+    assert all(table.sessions[s].exposed == {2} for s in (0, 1))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2: MAX_PENDING_PROOFS is shared by all senders; 16 proofs naming messages that never come "
+    "make a seat drop every later proof, so a fault only one seat saw is never exposed at the others",
+)
+def test_proofs_that_never_resolve_do_not_crowd_out_a_real_proof() -> None:
+    table = make_table("sixes", 3, {}, seed=21)
+    cheat, victim, bystander = 2, 0, 1
+    _bad_hand_keys(table, cheat, victim)
+    for index in range(20):  # before the deal's keys: the round is still dealing
+        junk = {"kind": "refused", "round": 0, "message": {}, "history": [[0, 1000 + index, "00" * 32]]}
+        table.feed(bystander, Received(cheat, canonical({"proof": junk}), table.now))
+    table.run(100)
+    check_invariants(table, (victim, bystander), (cheat,))
+    assert all(table.sessions[s].exposed == {cheat} for s in (victim, bystander))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2: record_json lists stops in the order this seat took them, so honest seats that took two "
+    "concurrent stops in different orders write different records",
+)
+def test_honest_seats_write_the_same_record_when_stops_cross() -> None:
+    table = make_table("sixes", 3, {}, seed=21)
+    _bad_hand_keys(table, cheat=2, victim=0)
+    table.run(100)
+    for _ in range(6):
+        table.wait(31)
+    assert all(table.sessions[s].finished for s in (0, 1))
+    assert canonical(table.sessions[0].record_json()) == canonical(table.sessions[1].record_json())
