@@ -567,3 +567,209 @@ def test_colluders_cannot_turn_an_honest_peek_answer_into_a_proof() -> None:
 def _count(msg: SignedMessage, seat: int) -> int:
     head = msg.body["on"]["heads"][seat]  # type: ignore[index]
     return 0 if head is None else int(head[0]) + 1  # type: ignore[index]
+
+
+# -- P-6.3 / P-6.2: garbage of valid shape, signed by a seat, is refused provably ----------------------
+
+GARBAGE_MOVES: list[object] = [
+    None,
+    5,
+    "B5",
+    [],
+    {},
+    {"pos": -1, "keys": []},
+    {"pos": 10**6, "keys": []},
+    {"pos": "0", "keys": []},
+    {"pos": True, "keys": []},
+    {"pos": 0},
+    {"keys": []},
+    {"pos": 0, "keys": None},
+    {"pos": 0, "keys": [None, None, None]},
+    {"pos": 0, "keys": [{}, {}, {}]},
+    {"pos": 0, "keys": [{"position": 0, "key": "00" * 32}] * 3},
+    {"pos": 0, "keys": [{"position": 0, "key": "zz"}] * 3},
+    {"pos": 0, "keys": [[0, 1]] * 3},
+    {"pos": 0, "keys": [{}, {}, {}], "x": 1},
+    {"pos": 1.5} if False else {"pos": [0], "keys": []},
+]
+
+
+def _garbage_bodies(game: str, cheat: int, hand: list[int]) -> list[tuple[str, JSONObject]]:
+    field = {"sixes": "play", "sixth-sense": "play", "take6": "play"}[game]
+    position = hand[0]
+    bodies: list[tuple[str, JSONObject]] = []
+    for card in [*GARBAGE_MOVES, {"pos": position, "keys": []}, {"pos": position, "keys": [None] * 3}]:
+        bodies.append(("move", {"move": {"seat": cheat, field: card}}))
+    for move in [
+        {},
+        {"seat": cheat},
+        {"seat": True, field: None},
+        {"seat": -1, field: None},
+        {"seat": 99, field: None},
+        {"seat": cheat, "pass": False},
+        {"seat": cheat, "pass": True, "play": None},
+        {"seat": cheat, "predict": {"pos": position}},
+        {"seat": cheat, "take_row": 7},
+        {"seat": cheat, "take_row": True},
+        {"seat": cheat, "pick": {"pos": position}},
+        {"seat": str(cheat), field: None},
+        {"seat": cheat, field: {"pos": position, "keys": [None] * 3}, "extra": [[[[]]]]},
+    ]:
+        bodies.append(("move", {"move": move}))
+    bodies += [
+        ("move", {"move": "x"}),
+        ("move", {"move": {"seat": cheat, field: None}, "extra": 1}),
+        ("commit", {"digest": "zz"}),
+        ("commit", {"digest": 5}),
+        ("commit", {}),
+        ("reveal", {"value": "00", "nonce": "00", "keys": None}),
+        ("open", {"late": False, "openings": [{"position": "x", "key": 5}]}),
+        ("open", {"late": None, "openings": None}),
+        ("shuffle", {"points": [], "key_base": "00", "proof": None}),
+        ("lock", {"points": 5}),
+        ("seed.commit", {"digest": "00" * 32}),
+        ("seed.reveal", {"value": "zz", "nonce": []}),
+        ("secrets", {"secrets": {"scalar": 1}, "openings": {}}),
+        ("secrets", {"secrets": None, "openings": {"0": {"value": "zz", "nonce": 1}}}),
+        ("secrets", {"secrets": None, "openings": {"\u00b2": {}}}),
+        ("secrets", {"secrets": None, "openings": []}),
+        ("stop", {"seat": 7, "owed": 5, "to": "x", "reason": 5}),
+        ("stop", {"seat": 0, "owed": "move", "to": None, "reason": "\x00\x1b[2J" * 50}),
+        ("stop", {"seat": None}),
+        ("end", {"record": 5}),
+        ("end", {"record": "00" * 32, "x": 1}),
+        ("leave", {"why": "x"}),
+        ("wait", {"got": [9, 9, 9]}),
+    ]
+    return bodies
+
+
+@pytest.mark.parametrize("game", ["sixes", "sixth-sense", "take6"])
+def test_garbage_of_valid_shape_is_refused_provably_and_raises_nothing(game: str) -> None:
+    """Every body a cheat can sign on its real history at its turn is either taken or refused by the
+    reference replay without raising (P-6.3), and a refusal's proof convicts the cheat (P-5.4)."""
+    from protocol.table.ledger import replay_round
+    from protocol.table.verify import round_start
+
+    table = make_table(game, 3, {}, seed=43)
+    cheat = 2
+    session = table.sessions[cheat]
+    for _ in range(400):
+        table.deliver_all()
+        if session.decision_json():
+            break
+        assert table.step()
+    judge = table.sessions[0]
+    held = [m for seat in range(3) for m in judge.ledger.chains[seat][: judge.ledger.cursor[seat]]]
+    hand = list(session.ledger.layout_hands[cheat])
+    start = round_start(judge.plan, judge.rounds)
+    unproven, proven = [], 0
+    for kind, body in _garbage_bodies(game, cheat, hand):
+        msg = sign_next(table, cheat, kind, body)
+        ledger = replay_round(start, [*held, msg])  # P-6.3: never raises
+        faults = [f for f in ledger.faults if f.message is not None and f.message.digest() == msg.digest()]
+        taken = ledger.cursor[cheat] == msg.seq + 1 and not faults
+        if taken:
+            assert kind in ("stop", "wait", "leave", "end"), (kind, body)  # notes of any content are kept
+            continue
+        proof = {
+            "kind": "refused",
+            "round": judge.round_index,
+            "message": msg.to_json(),
+            "history": [m.to_json() for m in held],
+        }
+        try:
+            conviction = verify(judge.plan, proof, judge.rounds)
+        except ProtocolError as exc:
+            unproven.append((kind, body, exc.message))
+            continue
+        assert conviction.seat == cheat
+        proven += 1
+    assert not unproven, unproven
+    assert proven >= 50, proven
+
+
+# -- stops and wait notes ----------------------------------------------------------------------------
+
+
+def _to_play(table: Table, seat: int) -> None:
+    session = table.sessions[seat]
+    for _ in range(400):
+        table.deliver_all()
+        if session.decision_json():
+            return
+        assert table.step()
+
+
+@pytest.mark.parametrize(
+    ("owed", "to"),
+    [("shuffle", None), ("lock", None), ("secrets", None), ("end", None), ("p.keys", 2), ("p.peek", 2), ("dance", None)],
+)
+def test_a_stop_naming_a_seat_that_owes_nothing_exposes_the_stopper_alone(owed: str, to: int | None) -> None:
+    """P-5.5: a stop is valid only for a step owed on the history it names; otherwise it proves a fault
+    of its signer, at every honest seat."""
+    table = make_table("sixes", 3, {}, seed=47)
+    cheat = 2
+    _to_play(table, cheat)
+    stop = sign_next(table, cheat, "stop", {"seat": 0, "owed": owed, "to": to, "reason": "x"})
+    table.silent.add(cheat)
+    send(table, cheat, stop.to_wire(), (0, 1))
+    table.run(50)
+    check_invariants(table, (0, 1), (cheat,), waits=4)
+    assert all(table.sessions[s].exposed == {cheat} for s in (0, 1))
+
+
+def test_a_stop_for_hand_keys_it_says_it_never_got_voids_the_round_and_convicts_nobody() -> None:
+    """A seat may lie in its own `got` counts (it alone knows what it received): its stop for hand keys
+    it holds is then valid on the history it names; the round is void, nobody is exposed (P-6.1)."""
+    table = make_table("sixes", 3, {}, seed=47)
+    cheat = 2
+    _to_play(table, cheat)
+    on = table.sessions[cheat].named_history()
+    on["got"] = [0, 0, 0]  # denies hand keys it holds
+    wait = sign_next(table, cheat, "wait", {}, on=on)
+    send(table, cheat, wait.to_wire(), (0, 1))
+    stop = sign_message(
+        table.identities[cheat],
+        TABLE,
+        wait.round,
+        wait.seq + 1,
+        wait.digest(),
+        "stop",
+        {"seat": 0, "owed": "p.keys", "to": cheat, "reason": "x", "on": {**on, "heads": _heads_after(on, cheat, wait)}},
+    )
+    table.silent.add(cheat)
+    send(table, cheat, stop.to_wire(), (0, 1))
+    table.run(50)
+    check_invariants(table, (0, 1), (cheat,), waits=4)
+    assert not any(table.sessions[s].exposed for s in (0, 1))
+
+
+def _heads_after(on: JSONObject, seat: int, msg: SignedMessage) -> list[object]:
+    heads = list(on["heads"])  # type: ignore[arg-type]
+    heads[seat] = [msg.seq, msg.digest()]
+    return heads
+
+
+def test_a_seat_that_stops_and_then_withholds_its_secrets_is_stopped_for_them_and_the_rest_finish() -> None:
+    """P-6.4: after a stop every seat owes its secrets; one that keeps only talking (wait notes) is
+    stopped for them past the patience, and the honest seats finish without it."""
+    table = make_table("take6", 3, {}, seed=47)
+    cheat = 2
+    _to_play(table, cheat)
+    stop = sign_next(table, cheat, "stop", {"seat": None, "owed": None, "to": None, "reason": "audit"})
+    table.silent.add(cheat)
+    send(table, cheat, stop.to_wire(), (0, 1))
+    previous = stop
+    for _ in range(3):
+        table.wait(20)
+        on = {**table.sessions[0].named_history(), "got": table.sessions[cheat].named_history()["got"]}
+        heads = list(on["heads"])
+        heads[cheat] = [previous.seq, previous.digest()]
+        note = sign_message(
+            table.identities[cheat], TABLE, 0, previous.seq + 1, previous.digest(), "wait", {"on": {**on, "heads": heads}}
+        )
+        send(table, cheat, note.to_wire(), (0, 1))
+        previous = note
+    check_invariants(table, (0, 1), (cheat,), waits=4)
+    assert all(table.sessions[s].finished for s in (0, 1))
