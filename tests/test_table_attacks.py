@@ -773,3 +773,40 @@ def test_a_seat_that_stops_and_then_withholds_its_secrets_is_stopped_for_them_an
         previous = note
     check_invariants(table, (0, 1), (cheat,), waits=4)
     assert all(table.sessions[s].finished for s in (0, 1))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.6: MAX_FUTURE_BYTES is one budget for all authors; a cheat fills it with next-round messages "
+    "far past its chain, a lagging honest seat drops an honest next-round shuffle and the round is stopped",
+)
+def test_next_round_messages_of_a_cheat_never_crowd_out_an_honest_seats() -> None:
+    from protocol.table import Stopped
+
+    table = make_table("sixes", 3, {}, seed=53)
+    cheat, victim = 2, 1
+    for seq in range(1000, 1229):  # held past a gap, never linked: no fork to expose
+        msg = sign_message(table.identities[cheat], TABLE, 1, seq, "22" * 32, "wait", {"pad": "y" * 18000})
+        table.feed(victim, Received(cheat, msg.to_wire(), table.now))
+    held: list[tuple[int, int, bytes]] = []
+    first = table.identities[0].peer_id
+
+    def rewrite(sender: int, to: int, data: bytes) -> bytes | None:
+        raw = decode(data, 1 << 22)
+        if to == victim and raw.get("author") == first and raw.get("kind") == "secrets" and raw.get("round") == 0:
+            held.append((sender, to, data))  # seat 0's secrets reach seat 1 late: it lags a round
+            return None
+        return data
+
+    table.rewrite = rewrite
+    run_until(table, lambda: bool(table.sessions[0].rounds), limit=800)
+    for _ in range(20):
+        table.step()
+    table.deliver_all()
+    assert held and table.sessions[victim].round_index == 0 < table.sessions[0].round_index
+    table.rewrite = None
+    table.links.extend(held)
+    run_until(table, lambda: len(table.sessions[0].rounds) >= 2 or table.sessions[0].phase != "play", limit=800)
+    check_invariants(table, (0, 1), (cheat,), waits=3)
+    stops = [e for s in (0, 1) for e in table.of(s, Stopped)]
+    assert not stops, stops
