@@ -40,7 +40,7 @@ def check_invariants(table: Table, honest: Iterable[int], cheats: Iterable[int] 
     for session in sessions:  # P-6.4: finished, or says whom it waits for (a seat that left is done)
         if session.me in session.left:
             continue
-        assert session.finished or session.waiting(table.now), (session.me, session.phase)
+        assert session.finished or session.waiting(table.now) or session.decision(), (session.me, session.phase)
     finished = [canonical(s.summary()) for s in sessions if s.finished and s.me not in s.left]
     assert len(set(finished)) <= 1  # P-5.8: one signed record digest (the whole records: tests of their own)
 
@@ -337,8 +337,14 @@ def fork_to(table: Table, cheat: int, kind: str, victims: Iterable[int], nth: in
     victims = set(victims)
     seen: dict[int, list[tuple[str, int, int]]] = {}
     forked: dict[int, SignedMessage] = {}
+    inner = table.rewrite  # faults already on the links (another cheat, drops) still apply
 
     def rewrite(sender: int, to: int, data: bytes) -> bytes | None:
+        if inner is not None:
+            got = inner(sender, to, data)
+            if got is None:
+                return None
+            data = got
         if sender != cheat or to not in victims:
             return data
         raw = decode(data, 1 << 22)
@@ -810,3 +816,100 @@ def test_next_round_messages_of_a_cheat_never_crowd_out_an_honest_seats() -> Non
     check_invariants(table, (0, 1), (cheat,), waits=3)
     stops = [e for s in (0, 1) for e in table.of(s, Stopped)]
     assert not stops, stops
+
+
+# -- P-6.3: bytes of any size and depth; replays -------------------------------------------------------
+
+
+def test_oversized_deep_and_replayed_input_changes_nothing() -> None:
+    from protocol.signed import MAX_MESSAGE_BYTES
+
+    table = make_table("sixth-sense", 3, {}, seed=59)
+    run_until(table, lambda: bool(table.sessions[0].rounds))
+    cheat, victim = 2, 0
+    session = table.sessions[victim]
+    old = table.sessions[cheat].ledger.chains[cheat][0]  # this round's first message, replayed
+    other_private = table.sessions[1].private_out[2][0]  # seat 1's private message to the cheat, replayed
+    nested = sign_next(table, cheat, "wait", {}).to_wire()
+    inputs = [
+        b"{" * 100_000,
+        b"[" * 10_000 + b"]" * 10_000,
+        b" " * (MAX_MESSAGE_BYTES + 1),
+        b'{"proof": ' * 3000 + b"1" + b"}" * 3000,
+        b"[" * 200_000,
+        old.to_wire(),
+        other_private.to_wire(),
+        nested.replace(b'"body":{', b'"body":{"x":' + b"[" * 40 + b"]" * 40 + b",", 1),
+        nested.replace(b'"body":{', b'"body":{"x":' + b"[" * 31 + b"]" * 31 + b",", 1),
+        canonical({"proof": {"kind": "fork", "first": old.to_json(), "second": old.to_json()}}),
+        canonical({"proof": {"kind": "audit", "round": 1, "seat": 1, "messages": [[0, 0, "00" * 32]] * 20_001}}),
+    ]
+    before = [len(c) for c in session.ledger.chains]
+    for data in inputs:
+        table.feed(victim, Received(cheat, data, table.now))
+    assert [len(c) for c in session.ledger.chains] == before
+    table.run(30)
+    check_invariants(table, (0, 1, 2), (), waits=0)
+
+
+def test_proofs_built_around_honest_messages_expose_nobody() -> None:
+    """P-6.1: a fork of one honest message with itself (or with its signature altered), an audit of an
+    honest round, a refusal of an honest move: sent to every seat, none convicts."""
+    table = make_table("sixes", 3, {}, seed=61)
+    for _ in range(12):
+        table.step()
+    table.deliver_all()
+    session = table.sessions[0]
+    honest = next(m for m in session.ledger.chains[1] if m.kind == "move")
+    raw = honest.to_json()
+    sig = bytes.fromhex(str(raw["sig"]))
+    bent = {**raw, "sig": (sig[:32] + bytes([sig[32] ^ 1]) + sig[33:]).hex()}
+    held = [[s, m.seq, m.digest()] for s in range(3) for m in session.ledger.chains[s][: session.ledger.cursor[s]]]
+    proofs: list[JSONObject] = [
+        {"kind": "fork", "first": raw, "second": raw},
+        {"kind": "fork", "first": raw, "second": bent},
+        {"kind": "audit", "round": 0, "seat": 1, "messages": held},
+        {"kind": "refused", "round": 0, "message": raw, "history": [h for h in held if h[0] != 1]},
+        {"kind": "refused", "round": 0, "message": raw, "history": held},
+    ]
+    for proof in proofs:
+        send(table, 2, canonical({"proof": proof}), (0, 1))
+    table.run(40)
+    check_invariants(table, (0, 1, 2), (), waits=2)
+    assert not any(table.sessions[s].exposed for s in range(3))
+
+
+
+# -- two colluders, and faults at the same time ----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["shuffle", "lock", "move", "secrets"])
+def test_two_colluders_forking_to_different_seats_are_both_exposed_and_nobody_else(kind: str) -> None:
+    table = make_table("sixes", 4, {}, seed=67)
+    forks = {2: fork_to(table, 2, kind, (0,)), 3: fork_to(table, 3, kind, (1,))}
+    _play_one_round_then_leave(table, leaver=1)
+    check_invariants(table, (0, 1), (2, 3), waits=3)
+    sent = {cheat for cheat, versions in forks.items() if versions}  # a round stopped by one may end before the other forks
+    assert sent
+    if kind != "secrets":
+        assert table.sessions[0].exposed == sent
+
+
+@pytest.mark.parametrize("kind", ["shuffle", "move"])
+def test_a_fork_with_a_silent_seat_and_a_lossy_link_exposes_only_the_forker(kind: str) -> None:
+    """A fork to one seat while another seat's lid is closed and gossip from seat 1 to seat 0 is lost."""
+    table = make_table("sixes", 4, {}, seed=71)
+
+    def lossy(sender: int, to: int, data: bytes) -> bytes | None:
+        raw = decode(data, 1 << 22)
+        if sender == 1 and to == 0 and raw.get("author") not in (None, table.identities[1].peer_id):
+            return None
+        return data
+
+    table.rewrite = lossy
+    fork_to(table, 2, kind, (0,))
+    run_until(table, lambda: table.sessions[0].phase != "seed")
+    table.silent.add(3)
+    _play_one_round_then_leave(table, leaver=1)
+    check_invariants(table, (0, 1), (2,), waits=4)
+    assert table.sessions[0].exposed == table.sessions[1].exposed == {2}
