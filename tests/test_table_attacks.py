@@ -913,3 +913,60 @@ def test_a_fork_with_a_silent_seat_and_a_lossy_link_exposes_only_the_forker(kind
     _play_one_round_then_leave(table, leaver=1)
     check_invariants(table, (0, 1), (2,), waits=4)
     assert table.sessions[0].exposed == table.sessions[1].exposed == {2}
+
+
+@pytest.mark.parametrize("victims", [(0,), (0, 1)], ids=["to-0", "to-both"])
+def test_a_fork_of_the_late_trump_keys_exposes_only_the_forker(victims: tuple[int, ...]) -> None:
+    """S-8.3: the second `open` of a round (late: true), forked."""
+    table = make_table("sixth-sense", 3, {"late_trump": True}, seed=73)
+    forked = fork_to(table, 2, "open", victims, nth=1)
+    _play_one_round_then_leave(table, leaver=1)
+    assert forked, "no late trump was opened"
+    check_invariants(table, (0, 1), (2,), waits=3)
+    if len(victims) == 1:
+        assert table.sessions[0].exposed == {2}
+
+
+def test_a_forked_peek_answer_is_judged_on_the_version_its_recipient_got() -> None:
+    """S-6.4: the peeked seat (the cheat) answers the peek with a second version of its private answer;
+    one recipient holds one version: nothing to expose, nothing raised, the table goes on."""
+    table, _, _ = _peek_fork_table()
+    forked = fork_to(table, 2, "p.peek", (0,))
+    table.feed(2, Decided({"seat": 2, "play": "B14"}, table.now))
+    table.run(60)
+    assert forked and any(type(e).__name__ == "PeekResult" for e in table.events[0])
+    check_invariants(table, (0, 1), (2,), waits=2)
+
+
+@pytest.mark.parametrize("kind", ["leave", "stop", "wait"])
+@pytest.mark.parametrize("victims", [(0,), (0, 1)], ids=["to-0", "to-both"])
+def test_a_fork_of_a_note_exposes_only_the_forker(kind: str, victims: tuple[int, ...]) -> None:
+    table = make_table("sixes", 4, {}, seed=79)
+    cheat = 2
+    forked = fork_to(table, cheat, kind, victims)
+    if kind == "leave":
+        run_until(table, lambda: bool(table.sessions[cheat].rounds))
+        table.feed(cheat, Leave(table.now))
+    elif kind == "stop":
+        table.silent.add(3)  # a closed lid: the cheat stops it past the patience
+        table.run(50)
+        table.wait(31)
+    else:
+        keys = private_channel(TABLE, table.identities[1].peer_id, table.identities[cheat].peer_id)
+
+        def lose(sender: int, to: int, data: bytes) -> bytes | None:
+            return None if decode(data, 1 << 22).get("table") == keys else data  # seat 1's keys to the cheat
+
+        inner = table.rewrite
+        table.rewrite = lambda s, t, d: None if lose(s, t, d) is None else (inner(s, t, d) if inner else d)
+        run_until(table, lambda: table.sessions[0].phase == "play")
+        table.wait(3)
+        from protocol.table import NoteWaiting
+
+        table.feed(cheat, NoteWaiting(table.now))
+    table.run(50)
+    assert forked, f"the cheat sent no {kind}"
+    honest = (0, 1) if kind != "stop" else (0, 1)
+    check_invariants(table, honest, (cheat,), waits=4)
+    if len(victims) == 1:
+        assert table.sessions[0].exposed == {cheat}
