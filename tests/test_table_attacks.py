@@ -7,7 +7,6 @@ withstand is marked `xfail(strict=True)` with the property it breaks."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 
 import pytest
@@ -17,7 +16,7 @@ from engine.api import JSONObject
 from protocol.encoding import canonical, decode
 from protocol.errors import ProtocolError
 from protocol.signed import SignedMessage, sign_message
-from protocol.table import Decided, Exposed, Leave, Received, Refused, verify
+from protocol.table import Decided, Leave, Received, Refused, verify
 from protocol.table.messages import private_channel
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -45,15 +44,15 @@ def check_invariants(table: Table, honest: Iterable[int], cheats: Iterable[int] 
     assert len(set(finished)) <= 1  # P-5.8: one signed record digest (the whole records: tests of their own)
 
 
-
-
 def sign_next(table: Table, seat: int, kind: str, body: JSONObject, on: JSONObject | None = None) -> SignedMessage:
     """The next public message of `seat`'s chain as its own session would number it, on its real history."""
     session = table.sessions[seat]
     chain = session.ledger.chains[seat]
     prev = chain[-1].digest() if chain else "0" * 64
     history = on if on is not None else session.named_history()
-    return sign_message(table.identities[seat], TABLE, session.round_index, len(chain), prev, kind, {**body, "on": history})
+    return sign_message(
+        table.identities[seat], TABLE, session.round_index, len(chain), prev, kind, {**body, "on": history}
+    )
 
 
 def send(table: Table, sender: int, data: bytes, to: Iterable[int]) -> None:
@@ -399,7 +398,9 @@ FORKS = [
 
 
 @pytest.mark.parametrize("victims", [(0,), (1,), (0, 1)], ids=["to-0", "to-1", "to-both"])
-@pytest.mark.parametrize(("game", "options", "kind"), FORKS, ids=[f"{g}-{k}{'-logic' if o else ''}" for g, o, k in FORKS])
+@pytest.mark.parametrize(
+    ("game", "options", "kind"), FORKS, ids=[f"{g}-{k}{'-logic' if o else ''}" for g, o, k in FORKS]
+)
 def test_a_fork_of_any_kind_to_any_seats_exposes_only_the_forker(
     game: str, options: JSONObject, kind: str, victims: tuple[int, ...]
 ) -> None:
@@ -499,9 +500,9 @@ def test_a_false_pass_forked_to_one_seat_never_frames_the_seat_that_asked_for_th
         table.deliver_all()
         moves = session.decision_json()
         log = session.ledger.log
-        if moves and len(log) >= 2 and all(m.get("pass") is True for _, m in log[-2:]):
-            if any("play" in m for m in moves):
-                break
+        passed = len(log) >= 2 and all(m.get("pass") is True for _, m in log[-2:])
+        if passed and any("play" in m for m in moves):
+            break
         assert table.step()
     play = next(m for m in session.decision_json() if "play" in m)
     _swap_next_move(table, cheat, (1,), {"seat": cheat, "pass": True})
@@ -596,7 +597,7 @@ GARBAGE_MOVES: list[object] = [
     {"pos": 0, "keys": [{"position": 0, "key": "zz"}] * 3},
     {"pos": 0, "keys": [[0, 1]] * 3},
     {"pos": 0, "keys": [{}, {}, {}], "x": 1},
-    {"pos": 1.5} if False else {"pos": [0], "keys": []},
+    {"pos": [0], "keys": []},
 ]
 
 
@@ -709,7 +710,15 @@ def _to_play(table: Table, seat: int) -> None:
 
 @pytest.mark.parametrize(
     ("owed", "to"),
-    [("shuffle", None), ("lock", None), ("secrets", None), ("end", None), ("p.keys", 2), ("p.peek", 2), ("dance", None)],
+    [
+        ("shuffle", None),
+        ("lock", None),
+        ("secrets", None),
+        ("end", None),
+        ("p.keys", 2),
+        ("p.peek", 2),
+        ("dance", None),
+    ],
 )
 def test_a_stop_naming_a_seat_that_owes_nothing_exposes_the_stopper_alone(owed: str, to: int | None) -> None:
     """P-5.5: a stop is valid only for a step owed on the history it names; otherwise it proves a fault
@@ -773,7 +782,13 @@ def test_a_seat_that_stops_and_then_withholds_its_secrets_is_stopped_for_them_an
         heads = list(on["heads"])
         heads[cheat] = [previous.seq, previous.digest()]
         note = sign_message(
-            table.identities[cheat], TABLE, 0, previous.seq + 1, previous.digest(), "wait", {"on": {**on, "heads": heads}}
+            table.identities[cheat],
+            TABLE,
+            0,
+            previous.seq + 1,
+            previous.digest(),
+            "wait",
+            {"on": {**on, "heads": heads}},
         )
         send(table, cheat, note.to_wire(), (0, 1))
         previous = note
@@ -879,7 +894,6 @@ def test_proofs_built_around_honest_messages_expose_nobody() -> None:
     assert not any(table.sessions[s].exposed for s in range(3))
 
 
-
 # -- two colluders, and faults at the same time ----------------------------------------------------
 
 
@@ -889,7 +903,8 @@ def test_two_colluders_forking_to_different_seats_are_both_exposed_and_nobody_el
     forks = {2: fork_to(table, 2, kind, (0,)), 3: fork_to(table, 3, kind, (1,))}
     _play_one_round_then_leave(table, leaver=1)
     check_invariants(table, (0, 1), (2, 3), waits=3)
-    sent = {cheat for cheat, versions in forks.items() if versions}  # a round stopped by one may end before the other forks
+    # a round the first fork stopped may end before the other cheat forks anything
+    sent = {cheat for cheat, versions in forks.items() if versions}
     assert sent
     if kind != "secrets":
         assert table.sessions[0].exposed == sent
@@ -966,7 +981,52 @@ def test_a_fork_of_a_note_exposes_only_the_forker(kind: str, victims: tuple[int,
         table.feed(cheat, NoteWaiting(table.now))
     table.run(50)
     assert forked, f"the cheat sent no {kind}"
-    honest = (0, 1) if kind != "stop" else (0, 1)
-    check_invariants(table, honest, (cheat,), waits=4)
+    check_invariants(table, (0, 1), (cheat,), waits=4)
     if len(victims) == 1:
         assert table.sessions[0].exposed == {cheat}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2: owed_on skips seats in the judge's own `left`, not the history's; a stop for secrets that "
+    "crosses the waited seat's leave is taken at one seat and refused at another (all seats honest)",
+)
+def test_a_stop_that_crosses_a_leave_is_judged_alike_at_every_seat() -> None:
+    """Seat 0's lid is closed; seat 1 stops it for its seed reveal, then for its secrets. The lid opens
+    and its person leaves (leave, then secrets) while seat 1's second stop is still on its way to seat
+    2. Every seat is honest: all take the same stops, and nobody's message is refused."""
+    from protocol.table import Tick
+
+    table = make_table("sixes", 3, {}, seed=5)
+    lid, stopper, judge = 0, 1, 2
+    table.silent.add(lid)
+    table.run(50)
+    held: list[tuple[int, int, bytes]] = []
+    author = table.identities[stopper].peer_id
+
+    def rewrite(sender: int, to: int, data: bytes) -> bytes | None:
+        raw = decode(data, 1 << 22)
+        body = raw.get("body")
+        if to == judge and raw.get("author") == author and isinstance(body, dict) and body.get("owed") == "secrets":
+            held.append((sender, to, data))
+            return None
+        return data
+
+    table.rewrite = rewrite
+    for _ in range(3):  # only the stopper's clock runs out
+        table.now += 31
+        table.feed(stopper, Tick(table.now))
+        due = table.sessions[stopper].due(table.now)
+        if due is not None:
+            table.feed(stopper, due)
+        table.deliver_all()
+    assert held
+    table.silent.discard(lid)
+    table.feed(lid, Leave(table.now))
+    table.deliver_all()
+    table.rewrite = None
+    table.links.extend(held)
+    check_invariants(table, (1, 2), (), waits=4)
+    stops = [sorted(canonical(s) for s in table.sessions[seat].record_json()["stops"]) for seat in (1, 2)]  # type: ignore[union-attr]
+    assert stops[0] == stops[1]
+    assert not [e for e in table.of(judge, Refused) if "shows nothing" in e.message]  # type: ignore[attr-defined]
