@@ -7,9 +7,11 @@ players). When the table was found by mDNS, the joiner **pins the host key**: th
 in the handshake must be the one whose fingerprint the advert carries, or the joiner leaves. Then,
 one JSON object per message:
 
-- joiner: ``{"join": {"name", "mesh": [address, port]}}``; the host answers
-  ``{"seats": [...], "you": i}`` (the peers seated so far, in the order they joined) whenever that
-  list changes, or ``{"error": why}``;
+- joiner: ``{"join": {"name", "mesh": [address, port], "protocol", "rules"}}`` (and, for a bot seat,
+  ``"bot"``: the key of the laptop that runs it, with ``"vouch"``: that laptop's signature when it is
+  another seat's); the host answers ``{"seats": [...], "you": i}`` (the peers seated so far, in the
+  order they joined) whenever that list changes, or ``{"error": why}`` (another version, a mesh
+  address that cannot be this peer's, a bot host that did not say so: P-6.7);
 - once every seat is taken, the seat order is drawn jointly and the plan signed
   (`protocol.plan`): host ``{"draw": {"attempt", "roster"}}``; every joiner checks the roster
   lists it as it joined and the host as the peer of this link, and answers
@@ -18,14 +20,20 @@ one JSON object per message:
   host ``{"reveals": {"attempt", "list"}}``; every seat derives the same order and plan and signs it,
   ``{"sign": {"attempt", "signature"}}``; host ``{"start": plan}`` with every seat's signature.
   A joiner returns the plan only once it verifies in full (`TablePlan.verify`); the runner checks
-  it again before the first shuffle.
+  it again before the first shuffle. Every seat checks every field of the roster before it commits
+  (`protocol.plan.check_table`), and takes each step once per attempt, attempts in increasing order:
+  commitments, reveals or a draw sent again make a joiner leave, naming the host (P-6.5).
 
 A seat that leaves or stalls (`LOBBY_TIMEOUT` per step) while the commitments are gathered frees its
 seat; the draw starts again, under a new ``attempt``, when the table is full again. Once the host has
 sent the commitments (the reveals have begun), whoever reveals last may already know the order, so a
 restart would be a free re-roll for it (P-3.2): a seat that then withholds its reveal or its
 signature, or leaves, is **barred** from this lobby by key. It is told ``{"error": why}``, every other
-seat of the draw ``{"barred": {"key", "why"}}``, and its key is refused if it comes back. A joiner, for
+seat of the draw ``{"barred": {"key", "step", "why"}}`` (the step it failed: reveal, signature, left),
+and its key is refused if it comes back; after `MAX_REDRAWS` attempts failed so, the host's lobby
+ends. A joiner that can tell a bar is false (a seat barred for a reveal this joiner was passed, or
+for a signature while this joiner was never passed the reveals) leaves: the host fails that attempt
+(P-6.5). A joiner, for
 its part, takes part in a new draw after it revealed only if the host barred a seat of that draw
 meanwhile (and never with a barred seat in it), and in at most `MAX_REDRAWS` such draws: a host that
 re-draws on its own (the same seats, or a seat dropped and put back, or swapped for another) is left
@@ -60,17 +68,22 @@ from protocol.errors import ProtocolError
 from protocol.identity import Identity, PublicIdentity
 from protocol.link import Handshake, LinkCipher
 from protocol.plan import (
+    DRAW_RULE,
+    FIELD_RULE,
     ORDER_RULE,
     ORDER_TAG,
     PlanDraw,
     Roster,
     SeatInfo,
     TablePlan,
+    check_game,
+    check_mesh_address,
     check_name,
     commitment_from_json,
     opening_from_json,
 )
 from protocol.table import PROTOCOL_VERSION
+from protocol.version import RULES_DIGEST, short
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +191,15 @@ def version_mismatch(theirs: object) -> str:
     )
 
 
+def rules_mismatch(theirs: object, who: str) -> str:
+    """Why two laptops whose rules differ cannot play together (P-6.7: the plan pins the rules)."""
+    shown_theirs = shown(theirs[:12]) if isinstance(theirs, str) else "none"
+    return (
+        f"{who} judges by rules version {shown_theirs}, this laptop by {short(RULES_DIGEST)} ({FIELD_RULE}): "
+        "install the same lanplay on every laptop"
+    )
+
+
 async def fetch_table_info(host: str, port: int) -> TableInfo:
     """The game and seats of the table at host:port: a plain HTTP GET of /table. `LobbyError` if no
     lanplay lobby answers there, or one of another table protocol version (its seats would read our
@@ -199,6 +221,8 @@ async def fetch_table_info(host: str, port: int) -> TableInfo:
             f"the table at {host}:{port} speaks table protocol version {theirs}, this lanplay speaks "
             f"{PROTOCOL_VERSION}: install the same lanplay on every laptop"
         )
+    if raw.get("rules") != RULES_DIGEST:
+        raise LobbyError(rules_mismatch(raw.get("rules"), f"the table at {host}:{port}"))
     return TableInfo(lobby, game, seats, taken, protocol)
 
 
@@ -259,7 +283,8 @@ class LobbyHost:
     _draw: _HostDraw | None = None
     _draw_task: asyncio.Task[None] | None = None
     _attempts: int = 0
-    _barred: dict[str, str] = field(default_factory=dict)  # public key -> why (P-3.2)
+    _barred: dict[str, str] = field(default_factory=dict)  # public key -> why (P-6.5)
+    _failed: set[int] = field(default_factory=set)  # attempts that failed after their reveals began
     _background: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
@@ -270,6 +295,8 @@ class LobbyHost:
     async def start(self, host: str, port: int = 0) -> int:
         try:
             check_name(self.host_seat.name)
+            check_mesh_address(self.host_seat.address)
+            check_game(self.game, self.options, self.seats)  # the engine's own word on them (P-6.7)
         except ProtocolError as exc:
             raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
@@ -300,7 +327,7 @@ class LobbyHost:
         if request.path == "/table":
             info = {
                 "lobby": self.lobby_id, "game": self.game, "seats": self.seats, "taken": len(self.taken),
-                "protocol": PROTOCOL_VERSION,
+                "protocol": PROTOCOL_VERSION, "rules": RULES_DIGEST,
             }  # fmt: skip
             return connection.respond(HTTPStatus.OK, canonical(info).decode() + "\n")
         return _refuse_browsers(connection, request)
@@ -323,6 +350,10 @@ class LobbyHost:
                 why = version_mismatch(join.get("protocol"))
                 await _send(ws, cipher, {"error": why})
                 raise LobbyError(why)
+            if join.get("rules") != RULES_DIGEST:  # nor can a plan pin one version of the rules for both
+                why = rules_mismatch(join.get("rules"), "the joiner")
+                await _send(ws, cipher, {"error": why})
+                raise LobbyError(why)
             if key in self._barred:  # no fresh draw for a seat that withheld its part of the last one (P-3.2)
                 why = f"this identity is barred from this lobby: {self._barred[key]}"
                 await _send(ws, cipher, {"error": why})
@@ -330,6 +361,10 @@ class LobbyHost:
             if any(s.public_key == key for s in self.taken):
                 await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
+            fault = self._field_fault(info)
+            if fault is not None:  # what every seat would refuse to sign (P-6.7): said to this joiner alone
+                await _send(ws, cipher, {"error": fault})
+                raise LobbyError(fault)
             if len(self.taken) >= self.seats or self._plan is None or self._plan.done():
                 await _send(ws, cipher, {"error": TABLE_FULL})
                 return
@@ -352,13 +387,25 @@ class LobbyHost:
                 self._stop_draw()
                 if joiner.revealing and draw is not None:  # leaving now is withholding (P-3.2)
                     with contextlib.suppress(Exception):
-                        await self._bar(draw, [joiner], "it left during the seat draw, after the reveals began")
+                        await self._bar(draw, [joiner], "left", "it left during the seat draw, after the reveals began")
                 else:
                     self._joiners.remove(joiner)  # a seat came free again: tell the others and mDNS
                     with contextlib.suppress(Exception):
                         await self._announce()
             with contextlib.suppress(Exception):
                 await ws.close()
+
+    def _field_fault(self, info: SeatInfo) -> str | None:
+        """Why a joiner's seat cannot be in the plan (P-6.7), or None: its mesh address is taken by a
+        seated peer, or it says it is a bot on a laptop that did not say so."""
+        for seat in self.taken:
+            if (seat.address, seat.port) == (info.address, info.port):
+                return f"the mesh address {info.address}:{info.port} is {seat.name!r}'s ({FIELD_RULE})"
+        try:
+            info.check_bot(self.lobby_id, {*(s.public_key for s in self.taken), info.public_key})
+        except ProtocolError as exc:
+            return f"{exc.message} ({exc.rule})"
+        return None
 
     async def _announce(self) -> None:
         seats = [s.to_json() for s in self.taken]
@@ -467,16 +514,26 @@ class LobbyHost:
                 self._spawn_close(joiner.ws)
         else:  # shielded: another seat leaving meanwhile cancels this draw, but must not cut a bar in half
             why = f"it committed to the seat draw and sent no {what} within {LOBBY_TIMEOUT:g} s"
-            await asyncio.shield(self._spawn(self._bar(draw, late, why)))
+            await asyncio.shield(self._spawn(self._bar(draw, late, what, why)))
         return False  # this attempt is over; the late joiners' leaving re-announces the seats
 
-    async def _bar(self, draw: _HostDraw, joiners: list[_Joiner], why: str) -> None:
-        """Bar seats that withheld their part of a draw whose reveals had begun (P-3.2): a restart is a
+    async def _bar(self, draw: _HostDraw, joiners: list[_Joiner], step: str, why: str) -> None:
+        """Bar seats that withheld their part of a draw whose reveals had begun (P-6.5): a restart is a
         fresh roll of the order, which the last to reveal may have seen already. Every bar is recorded
         before anyone is told or closed, so a close that cancels the draw cannot leave one unbarred.
-        The seat is told why; every other seat of the draw is told who and why (the order of the
-        messages on each link puts the bar before the new seat list)."""
+        The seat is told why; every other seat of the draw is told who, for which ``step`` ("reveal",
+        "signature" or "left") and why (the order of the messages on each link puts the bar before the
+        new seat list). The draw after `MAX_REDRAWS` such bars is not held: the lobby ends, as each
+        joiner leaves a host that re-draws more often, so seats that withhold in turn (fresh keys cost
+        nothing) cannot re-roll the order at this host without bound either."""
         fresh = [j for j in joiners if j.info.public_key not in self._barred]
+        if fresh and draw.attempt not in self._failed:
+            self._failed.add(draw.attempt)
+            if len(self._failed) > MAX_REDRAWS and self._plan is not None and not self._plan.done():
+                self._plan.set_exception(LobbyError(
+                    f"{len(self._failed)} seat draws failed after their reveals had begun, each time a seat "
+                    f"withheld its part: too many re-draws of the seat order to trust ({DRAW_RULE}); the lobby "
+                    "closes"))  # fmt: skip
         for joiner in fresh:
             self._barred[joiner.info.public_key] = why
             if joiner in self._joiners:  # its seat is free at once: no seat list may show it again
@@ -486,12 +543,20 @@ class LobbyHost:
             for other in draw.joiners:
                 if other is not joiner and other.info.public_key not in self._barred:
                     with contextlib.suppress(Exception):
-                        await _send(other.ws, other.cipher, {"barred": {"key": joiner.info.public_key, "why": why}})
+                        bar = {"key": joiner.info.public_key, "step": step, "why": why}
+                        await _send(other.ws, other.cipher, {"barred": bar})
         for joiner in fresh:
             with contextlib.suppress(Exception):
                 await _send(joiner.ws, joiner.cipher, {"error": f"barred from this lobby ({ORDER_RULE}): {why}"})
             self._spawn_close(joiner.ws)
-        if fresh:
+        ended = self._plan is not None and self._plan.done() and self._plan.exception() is not None
+        if fresh and ended:  # the lobby is over: every seat still here is told why, and let go
+            assert self._plan is not None
+            for joiner in list(self._joiners):
+                with contextlib.suppress(Exception):
+                    await _send(joiner.ws, joiner.cipher, {"error": str(self._plan.exception())})
+                self._spawn_close(joiner.ws)
+        elif fresh:
             with contextlib.suppress(Exception):
                 await self._announce()
 
@@ -522,16 +587,20 @@ async def join_lobby(
     host_fingerprint: str | None = None,
     game: str | None = None,
     on_notice: Callable[[SeatBarred], None] | None = None,
+    vouch: str | None = None,
 ) -> TablePlan:
     """Take a seat at the table whose lobby listens at host:port; returns the plan, signed by every
     seat and verified, once the game starts. `runs_on`: this seat is a bot run by the laptop with that
-    public key (hex). ``host_fingerprint`` (and ``game``), from the mDNS advert, pin the host: a host
-    that proves another key (or offers another game) is refused. `TableFull` if every seat is taken.
+    public key (hex); unless that is this seat's own key, ``vouch`` is that laptop's word for it
+    (`protocol.plan.bot_vouch`), without which no seat signs the plan (P-6.7). ``host_fingerprint``
+    (and ``game``), from the mDNS advert, pin the host: a host that proves another key (or offers
+    another game) is refused. `TableFull` if every seat is taken.
     ``on_notice`` is told (and the log warned) what the lobby did that the player should know: a seat
     barred for withholding its part of the seat draw, and who it was."""
     try:
         check_name(name)
-        me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1], runs_on)
+        check_mesh_address(mesh[0])
+        me = SeatInfo(name, identity.public.hex(), mesh[0], mesh[1], runs_on, vouch)
     except ProtocolError as exc:
         raise LobbyError(f"cannot take a seat: {exc.message}") from None
     async with ws_connect(
@@ -544,9 +613,12 @@ async def join_lobby(
                 f"the host at {host}:{port} proved key {host_identity.fingerprint}, but its advert names "
                 f"{host_fingerprint}: refusing it"
             )
-        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]], "protocol": PROTOCOL_VERSION}
+        join: JSONObject = {"name": name, "mesh": [mesh[0], mesh[1]], "protocol": PROTOCOL_VERSION,
+                            "rules": RULES_DIGEST}  # fmt: skip
         if runs_on is not None:
             join["bot"] = runs_on
+        if vouch is not None:
+            join["vouch"] = vouch
         await _send(ws, cipher, {"join": join})
         seat = _JoinerSeat(identity, lobby_id, me, host_key, game)
         deadline: float | None = None  # while the host owes the next step of the draw
@@ -567,7 +639,7 @@ async def join_lobby(
             try:
                 reply, plan = seat.handle(message, on_seats)
             except ProtocolError as exc:
-                raise LobbyError(f"the host's lobby is not to be trusted: {exc.message}") from None
+                raise LobbyError(f"the host's lobby is not to be trusted: {exc.message} ({exc.rule})") from None
             finally:
                 for notice in seat.take_notices():
                     log.warning("lobby: %s", notice)
@@ -595,6 +667,7 @@ class _JoinerSeat:
     host_key: str
     game: str | None
     attempt: object = None
+    attempts: set[int] = field(default_factory=set)  # every attempt this seat drew in: each is drawn once
     draw: PlanDraw | None = None
     revealed: Roster | None = None
     bars_since: set[str] = field(default_factory=set)  # keys of ``revealed`` barred since this seat revealed
@@ -635,10 +708,19 @@ class _JoinerSeat:
             return None, None
         draw = message.get("draw")
         if isinstance(draw, dict):
+            attempt = draw.get("attempt")
+            if not isinstance(attempt, int) or isinstance(attempt, bool):
+                raise LobbyError("a seat draw names its attempt by number")
+            if attempt in self.attempts or (self.attempts and attempt < max(self.attempts)):
+                raise LobbyError(
+                    f"the host started attempt {attempt} of the seat draw again: each attempt is drawn once "
+                    f"({DRAW_RULE})"
+                )
             roster = Roster.from_json(draw.get("roster"))
             self._check_roster(roster)
             self._check_redraw(roster)
-            self.attempt = draw.get("attempt")
+            self.attempts.add(attempt)
+            self.attempt = attempt
             self.draw = PlanDraw(roster, self.identity, secrets.token_bytes)
             self.host_owes = False
             return {"commit": {"attempt": self.attempt, "digest": self.draw.commitment.hex()}}, None
@@ -672,12 +754,23 @@ class _JoinerSeat:
         return None, None
 
     def _on_barred(self, body: object) -> None:
-        """The host barred a seat for withholding its part of the draw: remember it, and say so."""
+        """The host barred a seat for withholding its part of the draw: remember it, and say so. A bar
+        this seat can tell is false shows the host failed the attempt (P-6.5), and this seat leaves
+        saying so: a seat barred for its reveal whose reveal this seat was passed, or a seat barred for
+        its signature while this seat, which revealed, was never passed the reveals to sign (an honest
+        host passes them to every seat at once, before any bar for a signature)."""
         if not isinstance(body, dict) or not isinstance(body.get("key"), str) or not isinstance(body.get("why"), str):
             raise LobbyError("a bar names the key of the seat barred and why")
-        key, why = str(body["key"]), shown(body["why"], MAX_WHY)
+        key, why, step = str(body["key"]), shown(body["why"], MAX_WHY), body.get("step")
+        if step not in ("reveal", "signature", "left"):
+            raise LobbyError("a bar names the step the seat failed: reveal, signature or left")
+        passed = self.draw is not None and self.draw.has_reveals  # this seat was passed every reveal
+        held_back = step == "signature" and self.draw is not None and self.revealed is not None and not passed
         if key == self.me.public_key:
-            if self.revealed is not None:
+            if held_back:
+                why += (f"; this seat was never passed the reveals to sign: the host passed them to some seats and "
+                        f"not others, and fails this attempt ({DRAW_RULE})")  # fmt: skip
+            elif self.revealed is not None:
                 why += (f"; this seat had sent its reveal: if it did not arrive late, the host is re-drawing the "
                         f"seat order ({ORDER_RULE})")  # fmt: skip
             elif self.draw is not None:
@@ -687,6 +780,17 @@ class _JoinerSeat:
         seat = next((s for r in rosters for s in r.seats if s.public_key == key), None)
         if seat is None:
             return  # not a seat of this seat's draw: it changes nothing here
+        if step == "reveal" and passed:
+            raise LobbyError(
+                f"the host barred {shown(seat.name)} ({seat.fingerprint}) for withholding its reveal, yet passed this "
+                f"seat that very reveal: the host fails this attempt ({DRAW_RULE}); leaving"
+            )
+        if held_back:
+            raise LobbyError(
+                f"the host barred {shown(seat.name)} ({seat.fingerprint}) for withholding its signature, yet never "
+                f"passed this seat the reveals to sign: it passes them to some seats and not others, and fails this "
+                f"attempt ({DRAW_RULE}); leaving"
+            )
         self.barred[key] = seat.name
         if self.revealed is not None and key in {s.public_key for s in self.revealed.seats}:
             self.bars_since.add(key)

@@ -305,6 +305,26 @@ class Mesh:
         log.info("mesh for table %s listening on %s:%d", self.table_id, host, bound)
         return bound
 
+    async def open(self, host: str, port: int, peers: Iterable[tuple[str, str, int]]) -> int:
+        """`start` on ``host``:``port`` and `connect` to every ``(peer id, address, port)`` in ``peers``,
+        all or nothing: every peer and address is checked before anything listens, and if anything
+        fails once it does, the mesh is closed before the `MeshError` (or `OSError`, a port taken)
+        goes on, so a table that cannot start leaves no port listening and no task dialling."""
+        wanted = list(peers)
+        for peer_id, peer_host, _ in wanted:
+            _check_peer_id(peer_id)
+            _check_host(peer_host)
+            if peer_id == self.peer_id or peer_id not in self._allowed:
+                raise MeshError(f"peer {fingerprint_of(peer_id)} cannot be linked at this table")
+        bound = await self.start(host, port)
+        try:
+            for peer_id, peer_host, peer_port in wanted:
+                await self.connect(peer_id, peer_host, peer_port)
+        except BaseException:
+            await self.close()
+            raise
+        return bound
+
     async def connect(self, peer_id: str, host: str, port: int) -> None:
         """Remember where ``peer_id`` listens, and keep a link to it from now on.
 

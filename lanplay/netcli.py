@@ -360,7 +360,7 @@ def run_join(args: argparse.Namespace) -> int:
                             _bot_peer(
                                 directory, bot_name(i, name), "", lobby_id, interface, address[1],
                                 bot_delay(None), args.step_timeout, args.reconnect_timeout,
-                                runs_on=identity.public.hex(), lobby_host=address[0],
+                                laptop=identity, lobby_host=address[0],
                             )
                         )
                         for i in range(1, args.bots + 1)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.api import IllegalMove
+from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
 from lanplay.lobby import LobbyError, TablePlan
 from lanplay.mesh import Mesh, MeshError
@@ -341,12 +341,16 @@ class TableRunner:
             self._on_message,
             self._on_status,
         )
+        peers = [(self.peer_ids[seat], info.address, info.port) for seat, info in enumerate(self.plan.seats)
+                 if seat != self.me]  # fmt: skip
         try:
-            await self.mesh.start(self.interface, seat_info.port)
-            for seat, info in enumerate(self.plan.seats):
-                if seat != self.me:
-                    await self.mesh.connect(self.peer_ids[seat], info.address, info.port)
-        except (OSError, MeshError) as exc:
+            await self.mesh.open(self.interface, seat_info.port, peers)  # all or nothing: closed if it fails
+        except MeshError as exc:
+            self.mesh = None
+            raise LobbyError(f"cannot start table {self.settings.table}: {exc}") from exc
+        except OSError as exc:
+            # The other seats know this seat by the port it announced; another program holds it now.
+            # The journal stays, so the same command resumes once the port is free (P-6.3).
             await self.mesh.close()
             self.mesh = None
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -354,15 +358,21 @@ class TableRunner:
                 f"cannot open this seat's link at {self.interface}:{seat_info.port} for table "
                 f"{self.settings.table}: {why}. The game is kept: run the same command again"
             ) from exc
-        if not resumed:
-            seed = secrets.token_bytes(32)
-            if not records:
-                self.journal.append({**_table_record(self.plan, self.me), "seed": seed.hex()})
-            else:  # a table record alone: stopped before the game started here; its seed stands
-                seed = _seed_of(records[0], self.journal.path)
-            self.session = TableSession(self.settings, self.identity, seed)
-            ms, now = self._now()
-            self._handle(Start(now), {"t": "start", "ms": ms})
+        try:
+            if not resumed:
+                seed = secrets.token_bytes(32)
+                if not records:
+                    self.journal.append({**_table_record(self.plan, self.me), "seed": seed.hex()})
+                else:  # a table record alone: stopped before the game started here; its seed stands
+                    seed = _seed_of(records[0], self.journal.path)
+                self.session = TableSession(self.settings, self.identity, seed)
+                ms, now = self._now()
+                self._handle(Start(now), {"t": "start", "ms": ms})
+        except BaseException as exc:  # whatever fails at the start, nothing is left listening or dialling
+            await self.mesh.close()
+            if isinstance(exc, ProtocolError | RuleError):
+                raise LobbyError(f"cannot start table {self.settings.table}: {exc}") from exc
+            raise
         session = self.session
         assert session is not None
         for seat in range(len(self.peer_ids)):  # every link counts as down until the mesh says it is up

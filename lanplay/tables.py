@@ -24,6 +24,7 @@ from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_po
 from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
+from protocol.plan import bot_vouch
 from protocol.table import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,7 @@ async def host_table(
                 step_timeout,
                 reconnect_timeout,
                 bot_kind,
-                runs_on=identity.public.hex(),
+                laptop=identity,
             )
         )
         for i in range(1, bots + 1)
@@ -158,19 +159,24 @@ async def _bot_peer(
     reconnect_timeout: float = RECONNECT_TIMEOUT,
     bot_kind: str = "heuristic",
     *,
-    runs_on: str | None = None,
+    laptop: Identity | None = None,
     lobby_host: str | None = None,
 ) -> Outcome:
     """An in-process bot seat with an identity of its own: it speaks the real protocol. Its key is kept
     in `data_dir/bots/<fingerprint>/` beside its journal, so a crash of this process loses no game
-    (`resume_table` carries its seat on too). `runs_on`: the key of the seat whose laptop runs it;
-    `lobby_host`: where the table's lobby listens (default: `interface`, the host's own bots)."""
+    (`resume_table` carries its seat on too). `laptop`: the identity of the seat whose laptop runs it,
+    which signs that it does (`bot_vouch`, P-6.7); `lobby_host`: where the table's lobby listens
+    (default: `interface`, the host's own bots)."""
     identity = Identity.generate()
     bot_dir = data_dir / BOTS_DIR / identity.public.fingerprint
     save_identity(bot_dir, identity)
     mesh_port = free_port(interface)
+    runs_on = vouch = None
+    if laptop is not None:
+        runs_on, vouch = laptop.public.hex(), bot_vouch(laptop, lobby_id, identity.public.hex())
     plan = await join_lobby(
-        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on
+        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
+        vouch=vouch,
     )
     runner = TableRunner(
         plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,

@@ -23,7 +23,13 @@ first, hence locked the deck first. Now:
    shows different plans (or draws) to different seats gets signatures over different bytes, and
    nobody starts.
 
-`PlanDraw` is one seat's part of steps 2–3 as a small state machine; the host runs one too.
+4. Every field is checked by each signer before it commits or signs (P-6.7, `check_table`): the
+   rules' version the plan pins (`protocol.version.RULES_DIGEST`), the game and options (by the
+   engine), every mesh address (`check_mesh_address`), and who runs each bot (only that laptop may
+   say so: its signature, `bot_vouch`).
+
+`PlanDraw` is one seat's part of steps 2–3 as a small state machine, each step taken once (P-6.5);
+the host runs one too.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
+from engine.api import RuleError
+from engine.games import get_game
 from engine.record import BotSeat
 from protocol.commitment import (
     NONCE_BYTES,
@@ -48,11 +56,15 @@ from protocol.encoding import JSONObject, canonical, h2b
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
 from protocol.table.values import TableSettings
+from protocol.version import RULES_DIGEST, short
 
 RULE = "P-1.1"  # who sits at the table, and that each of them agreed
 ORDER_RULE = "P-3.2"  # the seat order is drawn jointly
+DRAW_RULE = "P-6.5"  # no seat can draw again: each step once per attempt, a failed attempt names who failed it
+FIELD_RULE = "P-6.7"  # every field of the plan is checked by each signer; the plan pins the rules' version
 ORDER_TAG = "lanplay/seat-order"
 PLAN_DOMAIN = b"lanplay/table-plan/v1\x00"
+BOT_DOMAIN = b"lanplay/bot-seat/v1\x00"
 ORDER_VALUE_BYTES = 32
 MAX_NAME_CHARS = 40
 MAX_SEATS = 16
@@ -74,6 +86,49 @@ def check_name(name: object) -> str:
     return name
 
 
+def check_mesh_address(host: object) -> str:
+    """A seat's mesh address as a plan may carry it (P-6.7): an IP address written the one way Python
+    writes it, that one peer can listen on and the others dial. Refused: names, multicast, the
+    unspecified address, IPv4 "this network" (0.0.0.0/8), reserved and limited-broadcast addresses
+    (240.0.0.0/4), IPv6 with a zone (it means nothing on another laptop), and IPv4-mapped IPv6
+    forms of any of these."""
+    if not isinstance(host, str):
+        raise PlanError(FIELD_RULE, "a seat's mesh address is an IP address")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise PlanError(FIELD_RULE, f"a seat's mesh address is an IP address, not {host[:60]!r}") from None
+    if str(address) != host:
+        raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address)!r}, not {host[:60]!r}")
+    plain = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped else address
+    why = None
+    if plain.is_multicast:
+        why = "a multicast address"
+    elif plain.is_unspecified:
+        why = "the unspecified address"
+    elif isinstance(plain, ipaddress.IPv4Address) and (plain.is_reserved or plain in _THIS_NETWORK):
+        why = "a reserved or broadcast address"
+    elif isinstance(plain, ipaddress.IPv6Address) and plain.scope_id is not None:
+        why = "an IPv6 address with a zone"
+    if why is not None:
+        raise PlanError(FIELD_RULE, f"{host} cannot be a peer's mesh address: it is {why}")
+    return host
+
+
+_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+
+
+def bot_statement(lobby_id: str, bot_key: str) -> bytes:
+    """What the laptop that runs a bot seat signs to say so (P-6.7): the lobby and the bot's key."""
+    return BOT_DOMAIN + lobby_id.encode("utf-8") + b"\x00" + bytes.fromhex(bot_key)
+
+
+def bot_vouch(laptop: Identity, lobby_id: str, bot_key: str) -> str:
+    """The signature (hex) by which ``laptop`` says it runs the bot seat ``bot_key`` in this lobby, and
+    so can see its cards. Only that laptop can make it: no seat can name another as its bot host."""
+    return laptop.sign(bot_statement(lobby_id, bot_key)).hex()
+
+
 @dataclass(frozen=True, slots=True)
 class SeatInfo:
     """One peer at the table: its name, its identity key (hex) and where its mesh listens."""
@@ -85,6 +140,8 @@ class SeatInfo:
     # A bot seat: the public key (hex) of the seat whose laptop runs it (its own key: a laptop of its own).
     # Left out of the JSON when None.
     runs_on: str | None = None
+    # For a bot run by another seat's laptop: that laptop's signature on `bot_statement` (`bot_vouch`).
+    vouch: str | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -94,6 +151,8 @@ class SeatInfo:
         out: JSONObject = {"name": self.name, "key": self.public_key, "mesh": [self.address, self.port]}
         if self.runs_on is not None:
             out["bot"] = self.runs_on
+        if self.vouch is not None:
+            out["vouch"] = self.vouch
         return out
 
     @staticmethod
@@ -116,11 +175,8 @@ class SeatInfo:
             or not 0 < mesh[1] < 65536
         ):
             raise PlanError(RULE, "a seat's mesh address is [address, port]")
-        try:
-            ipaddress.ip_address(mesh[0])
-        except ValueError:
-            raise PlanError(RULE, f"a seat's mesh address is an IP address, not {mesh[0][:60]!r}") from None
-        runs_on = raw.get("bot")
+        check_mesh_address(mesh[0])
+        runs_on, vouch = raw.get("bot"), raw.get("vouch")
         if runs_on is not None:
             try:
                 if not isinstance(runs_on, str):
@@ -128,7 +184,69 @@ class SeatInfo:
                 PublicIdentity.from_hex(runs_on)
             except ProtocolError:
                 raise PlanError(RULE, "a bot seat names the key of the laptop that runs it") from None
-        return SeatInfo(name, key, mesh[0], mesh[1], runs_on)
+        if vouch is not None:
+            if runs_on is None or runs_on == key:
+                raise PlanError(FIELD_RULE, "only a bot run by another seat's laptop carries that laptop's word")
+            try:
+                h2b(vouch, SIGNATURE_BYTES, "vouch")
+            except ProtocolError as exc:
+                raise PlanError(FIELD_RULE, f"a bot seat's vouch: {exc.message}") from None
+        return SeatInfo(name, key, mesh[0], mesh[1], runs_on, vouch if isinstance(vouch, str) else None)
+
+    def check_bot(self, lobby_id: str, keys: Collection[str]) -> None:
+        """`PlanError` unless what this seat says about running a bot is said by that laptop (P-6.7): a
+        bot on a laptop of its own needs no word; a bot on another seat's laptop is a seat of ``keys``
+        and carries that laptop's signature (`bot_vouch`) for this lobby and this bot."""
+        if self.runs_on is None or self.runs_on == self.public_key:
+            return
+        if self.runs_on not in keys:
+            raise PlanError(FIELD_RULE, f"{self.name!r} says it is a bot on a laptop that has no seat at this table")
+        host = PublicIdentity.from_hex(self.runs_on)
+        try:
+            if self.vouch is None:
+                raise ProtocolError(FIELD_RULE, "no vouch")
+            host.verify(h2b(self.vouch, SIGNATURE_BYTES, "vouch"), bot_statement(lobby_id, self.public_key))
+        except ProtocolError:
+            raise PlanError(
+                FIELD_RULE,
+                f"{self.name!r} says it is a bot on the laptop of {host.fingerprint}, which did not say so",
+            ) from None
+
+
+def check_game(game_id: str, options: JSONObject, seats: int) -> None:
+    """The game knows these options and seats this many (P-6.7), asked of the engine itself, so a
+    table it would refuse never starts: `PlanError` with the engine's words."""
+    try:
+        game = get_game(game_id)
+        if not game.min_players <= seats <= game.max_players:
+            raise PlanError(FIELD_RULE, f"{game.title} is for {game.min_players}–{game.max_players} players, "
+                                        f"not {seats}")  # fmt: skip
+        game.new_game(seats, game.options_from_json(options))
+    except RuleError as exc:
+        raise PlanError(FIELD_RULE, f"the table's game or options: {exc.message}") from None
+
+
+def check_table(lobby_id: str, game_id: str, options: JSONObject, seats: Sequence[SeatInfo], rules: str) -> None:
+    """Every field of a roster or plan that a signer can check (P-6.7), before it commits or signs:
+    the rules' version is the one this laptop judges by; the game knows the options and seats this
+    many; every mesh address can be a peer's, and no two seats name one; every bot host said so.
+    `PlanError` naming the first field that fails."""
+    if rules != RULES_DIGEST:
+        raise PlanError(
+            FIELD_RULE,
+            f"the table's rules are version {short(rules)}, this laptop's {short(RULES_DIGEST)}: install the same "
+            "lanplay on every laptop",
+        )
+    check_game(game_id, options, len(seats))
+    keys = {s.public_key for s in seats}
+    where: dict[tuple[str, int], SeatInfo] = {}
+    for seat in seats:
+        check_mesh_address(seat.address)
+        other = where.setdefault((seat.address, seat.port), seat)
+        if other is not seat:  # one port, one listener: at most one of them is that seat's
+            raise PlanError(FIELD_RULE, f"{other.name!r} and {seat.name!r} name one mesh address, "
+                                        f"{seat.address}:{seat.port}")  # fmt: skip
+        seat.check_bot(lobby_id, keys)
 
 
 def bot_seats(seats: Sequence[SeatInfo]) -> tuple[tuple[int, int | None], ...]:
@@ -153,13 +271,15 @@ def _seats_from_json(raw: object, what: str) -> tuple[SeatInfo, ...]:
     return seats
 
 
-def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject]:
+def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject, str]:
     if not isinstance(raw, dict):
         raise PlanError(RULE, f"{what} is an object")
-    lobby, game, options = raw.get("lobby"), raw.get("game"), raw.get("options")
+    lobby, game, options, rules = raw.get("lobby"), raw.get("game"), raw.get("options"), raw.get("rules")
     if not isinstance(lobby, str) or not isinstance(game, str) or not isinstance(options, dict):
         raise PlanError(RULE, f"{what} names lobby, game and options")
-    return lobby, game, options
+    if not isinstance(rules, str) or len(rules) != 64 or any(c not in "0123456789abcdef" for c in rules):
+        raise PlanError(FIELD_RULE, f"{what} pins the version of its rules (a SHA-256 digest, lowercase hex)")
+    return lobby, game, options, rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +290,7 @@ class Roster:
     game: str
     options: JSONObject
     seats: tuple[SeatInfo, ...]
+    rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
 
     def to_json(self) -> JSONObject:
         return {
@@ -177,13 +298,18 @@ class Roster:
             "game": self.game,
             "options": self.options,
             "seats": [s.to_json() for s in self.seats],
+            "rules": self.rules,
         }
 
     @staticmethod
     def from_json(raw: object) -> Roster:
-        lobby, game, options = _header_from_json(raw, "a roster")
+        lobby, game, options, rules = _header_from_json(raw, "a roster")
         assert isinstance(raw, dict)
-        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"))
+        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"), rules)
+
+    def check(self) -> None:
+        """Every field a seat checks before it commits to a draw of this roster (`check_table`)."""
+        check_table(self.lobby_id, self.game, self.options, self.seats, self.rules)
 
     @property
     def digest(self) -> str:
@@ -284,6 +410,7 @@ class TablePlan:
     seats: tuple[SeatInfo, ...]  # in the drawn seat order
     draw: SeatDraw
     signatures: tuple[str, ...] = ()  # hex, one per seat in seat order; empty until every seat signed
+    rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
 
     def unsigned_json(self) -> JSONObject:
         return {
@@ -292,6 +419,7 @@ class TablePlan:
             "options": self.options,
             "seats": [s.to_json() for s in self.seats],
             "draw": self.draw.to_json(),
+            "rules": self.rules,
         }
 
     def to_json(self) -> JSONObject:
@@ -300,7 +428,7 @@ class TablePlan:
     @staticmethod
     def from_json(raw: object) -> TablePlan:
         """Parse (shape only: `verify` checks the draw and the signatures)."""
-        lobby, game, options = _header_from_json(raw, "a table plan")
+        lobby, game, options, rules = _header_from_json(raw, "a table plan")
         assert isinstance(raw, dict)
         seats = _seats_from_json(raw.get("seats"), "a table plan")
         if "draw" not in raw:
@@ -309,7 +437,7 @@ class TablePlan:
         signatures = raw.get("signatures", [])
         if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
             raise PlanError(RULE, "a table plan's signatures are hex strings")
-        return TablePlan(lobby, game, options, seats, draw, tuple(signatures))
+        return TablePlan(lobby, game, options, seats, draw, tuple(signatures), rules)
 
     @property
     def table_id(self) -> str:
@@ -325,7 +453,7 @@ class TablePlan:
         by_key = {s.public_key: s for s in self.seats}
         if sorted(self.draw.joined) != sorted(by_key) or len(self.draw.joined) != len(self.seats):
             raise PlanError(RULE, "the seats are not exactly the peers that joined")
-        return Roster(self.lobby_id, self.game, self.options, tuple(by_key[k] for k in self.draw.joined))
+        return Roster(self.lobby_id, self.game, self.options, tuple(by_key[k] for k in self.draw.joined), self.rules)
 
     def sign(self, identity: Identity) -> str:
         """This seat's signature on the plan (hex)."""
@@ -345,12 +473,15 @@ class TablePlan:
             raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this plan") from None
 
     def with_signatures(self, signatures: Sequence[str]) -> TablePlan:
-        return TablePlan(self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures))
+        return TablePlan(self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures), self.rules)
 
     def verify(self) -> None:
-        """Everything a seat checks before it plays (I7): the seats are exactly the peers that joined,
-        in the order the draw gives, and every seat signed this very plan. `PlanError` says what fails."""
+        """Everything a seat checks before it plays (I7, P-6.7): the seats are exactly the peers that
+        joined, every field holds (`check_table`: rules' version, game and options, mesh addresses, bot
+        hosts), the order is the one the draw gives, and every seat signed this very plan. `PlanError`
+        says what fails."""
         roster = self.roster()
+        roster.check()
         try:
             order = draw_order(roster, self.draw.commitments, self.draw.openings)
         except ProtocolError as exc:
@@ -378,16 +509,21 @@ def build_plan(roster: Roster, commitments: Sequence[Commitment], openings: Sequ
     """The unsigned plan the draw gives."""
     order = draw_order(roster, commitments, openings)
     draw = SeatDraw(tuple(s.public_key for s in roster.seats), tuple(commitments), tuple(openings))
-    return TablePlan(roster.lobby_id, roster.game, roster.options, tuple(roster.seats[i] for i in order), draw)
+    seats = tuple(roster.seats[i] for i in order)
+    return TablePlan(roster.lobby_id, roster.game, roster.options, seats, draw, rules=roster.rules)
 
 
 @dataclass
 class PlanDraw:
     """One seat's part in drawing the seat order and signing the plan, given the roster it checked.
 
-    ``commitment`` goes out first; `reveal` (once every commitment is known) gives the opening to send;
-    `plan` (once every opening is known) gives the unsigned plan and this seat's signature; `finish`
-    (once every signature is known) gives the verified, signed plan."""
+    ``commitment`` goes out first, once every field of the roster checks (`Roster.check`); `reveal`
+    (once every commitment is known) gives the opening to send; `plan` (once every opening is known)
+    gives the unsigned plan and this seat's signature; `finish` (once every signature is known) gives
+    the verified, signed plan. Each step is taken once (P-6.5): commitments or openings offered a
+    second time, even the same ones, are refused, so nobody can have this seat reveal or sign again
+    in one draw (a relay that swaps its own commitment after seeing every reveal would choose the
+    order)."""
 
     roster: Roster
     identity: Identity
@@ -400,12 +536,20 @@ class PlanDraw:
 
     def __post_init__(self) -> None:
         self.index = self.roster.index_of(self.identity.public.hex())
+        self.roster.check()
         self.commitment, self.opening = order_commitment(
             self.roster, self.index, self.entropy(ORDER_VALUE_BYTES), self.entropy(NONCE_BYTES)
         )
 
+    @property
+    def has_reveals(self) -> bool:
+        """Every seat's opening is known to this seat (`plan` was taken)."""
+        return self._unsigned is not None
+
     def reveal(self, commitments: Sequence[Commitment]) -> Opening:
         """Every seat's commitment is known: check ours is among them, untouched; our opening."""
+        if self._commitments:
+            raise PlanError(DRAW_RULE, "the commitments of this draw came a second time: a seat reveals once per draw")
         if len(commitments) != len(self.roster.seats):
             raise PlanError(ORDER_RULE, f"{len(commitments)} seat-order commitments for {len(self.roster.seats)} seats")
         if commitments[self.index] != self.commitment:
@@ -417,6 +561,8 @@ class PlanDraw:
         """Every opening is known: the unsigned plan and this seat's signature on it."""
         if not self._commitments:
             raise PlanError(ORDER_RULE, "reveals before commitments")
+        if self._unsigned is not None:
+            raise PlanError(DRAW_RULE, "the reveals of this draw came a second time: a seat signs once per draw")
         if len(openings) != len(self.roster.seats) or openings[self.index] != self.opening:
             raise PlanError(ORDER_RULE, "the reveals relayed do not hold this seat's own")
         self._unsigned = build_plan(self.roster, self._commitments, openings)

@@ -26,9 +26,10 @@ from protocol.commitment import Opening
 from protocol.identity import Identity
 from protocol.plan import PlanDraw, Roster, commitment_from_json, opening_from_json, order_commitment
 from protocol.table import PROTOCOL_VERSION, Exposed
+from protocol.version import RULES_DIGEST
 
 HOST = "127.0.0.1"
-VERSION = {"protocol": PROTOCOL_VERSION}  # what the real joiner adds to its join
+VERSION = {"protocol": PROTOCOL_VERSION, "rules": RULES_DIGEST}  # what the real joiner adds to its join
 
 
 def _host(seats: int, seen: list[int]) -> tuple[Identity, LobbyHost]:

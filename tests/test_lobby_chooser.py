@@ -144,10 +144,10 @@ def test_bot_seats_say_whose_laptop_runs_them() -> None:
 def test_table_info_and_a_full_table_refuses_as_full() -> None:
     async def scenario() -> None:
         host = Identity.generate()
-        lobby = LobbyHost(host, "sixes", {}, 2, SeatInfo("Host", host.public.hex(), HOST, 5000))
+        lobby = LobbyHost(host, "take6", {}, 2, SeatInfo("Host", host.public.hex(), HOST, 5000))
         port = await lobby.start(HOST)
         info = await fetch_table_info(HOST, port)
-        assert (info.lobby_id, info.game, info.seats, info.taken) == (lobby.lobby_id, "sixes", 2, 1)
+        assert (info.lobby_id, info.game, info.seats, info.taken) == (lobby.lobby_id, "take6", 2, 1)
         assert info.protocol == PROTOCOL_VERSION
         await join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Ann", (HOST, 5001))
         with pytest.raises(TableFull):

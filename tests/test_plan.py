@@ -195,3 +195,21 @@ def test_names_with_controls_escapes_or_bidi_are_refused(name: object) -> None:
 def test_ordinary_names_are_fine() -> None:
     for name in ["Ann", "Zoë", "José María", "李雷", "O'Brien-Smith 2"]:
         assert check_name(name) == name
+
+
+def test_a_seat_reveals_and_signs_once_per_draw() -> None:
+    """P-6.5: a relay that, having seen every reveal, offers the commitments again with a new one of
+    its own (which would let it choose the order) gets no second reveal; nor do the reveals offered
+    again get a second signature. Even the very same values are refused: each step once per draw."""
+    identities, roster = _people(3)
+    draws = [PlanDraw(roster, ident, os.urandom) for ident in identities]
+    commitments = [d.commitment for d in draws]
+    openings = [d.reveal(commitments) for d in draws]
+    fresh = PlanDraw(roster, identities[0], os.urandom)  # the relay's new share, chosen after the reveals
+    for offered in ([fresh.commitment, *commitments[1:]], commitments):
+        with pytest.raises(PlanError, match="second time") as refused:
+            draws[1].reveal(offered)
+        assert refused.value.rule == "P-6.5"
+    draws[1].plan(openings)
+    with pytest.raises(PlanError, match="second time"):
+        draws[1].plan(openings)
