@@ -1007,3 +1007,59 @@ def test_a_stop_that_crosses_a_leave_is_judged_alike_at_every_seat() -> None:
     stops = [sorted(canonical(s) for s in table.sessions[seat].record_json()["stops"]) for seat in (1, 2)]  # type: ignore[union-attr]
     assert stops[0] == stops[1]
     assert not [e for e in table.of(judge, Refused) if "shows nothing" in e.message]  # type: ignore[attr-defined]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.1: a fork proof of a message of a confirmed round makes every seat _unconfirm it; round_index "
+    "drops back while the current ledger stays, and honest seats sign at taken places of the old round",
+)
+def test_a_late_fork_of_a_confirmed_rounds_message_exposes_the_forker_alone() -> None:
+    """After round 0 is confirmed, the cheat signs a second version of one of its round-0 messages and
+    sends both as a fork proof: it is exposed; no honest seat is (P-6.1), and they agree (P-6.2)."""
+    table = make_table("sixes", 3, {}, seed=83)
+    cheat = 2
+    run_until(table, lambda: bool(table.sessions[0].rounds))
+    for _ in range(5):
+        table.step()
+    table.deliver_all()
+    assert table.sessions[0].round_index == 1
+    first = _round_zero_message(table, cheat)
+    body = dict(first.body)
+    body["on"] = {**body["on"], "got": [1, 1, 1]}  # type: ignore[dict-item]
+    second = sign_message(table.identities[cheat], first.table, 0, first.seq, first.prev, first.kind, body)
+    proof = {"kind": "fork", "first": first.to_json(), "second": second.to_json()}
+    send(table, cheat, canonical({"proof": proof}), (0, 1))
+    table.run(50)
+    check_invariants(table, (0, 1), (cheat,), waits=4)
+    assert all(table.sessions[s].exposed == {cheat} for s in (0, 1))
+    # Nothing an honest seat signed makes a fork with anything else it signed: any two messages at one
+    # place of one chain, wherever received, would convict their author.
+    honest = {table.identities[s].peer_id for s in (0, 1)}
+    signed: dict[tuple[str, str, int, int], SignedMessage] = {}
+    for event in (e for journal in table.journals for e in journal):
+        data = getattr(event, "data", None)
+        raw = decode(data, 1 << 22) if data is not None else {}
+        if "sig" not in raw or raw.get("author") not in honest:
+            continue
+        msg = SignedMessage.from_json(raw)
+        place = (msg.author, msg.table, msg.round, msg.seq)
+        other = signed.setdefault(place, msg)
+        if other.digest() != msg.digest():
+            fork = {"kind": "fork", "first": other.to_json(), "second": msg.to_json()}
+            with pytest.raises(ProtocolError):
+                verify(table.sessions[0].plan, fork, ())
+
+
+def _round_zero_message(table: Table, seat: int) -> SignedMessage:
+    """`seat`'s round-0 shuffle pass, as another seat received it."""
+    for journal in table.journals:  # every seat journals what it received
+        for event in journal:
+            data = getattr(event, "data", None)
+            if data is None:
+                continue
+            raw = decode(data, 1 << 22)
+            mine = raw.get("author") == table.identities[seat].peer_id
+            if mine and raw.get("round") == 0 and raw.get("kind") == "shuffle":
+                return SignedMessage.from_json(raw)
+    raise AssertionError("no round-0 shuffle of that seat was received")
