@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.sim import random_spec, run, shrink  # noqa: E402
+from tests.sim import random_spec, run, shrink
 
 COUNTS = {
     "P-6.1": "honest exposed",
@@ -104,8 +104,14 @@ def main() -> int:
         {"metric": "attack firings", "value": counts["firings"], "unit": "firings"},
     ]  # fmt: skip
     rate = counts["tables"] / elapsed * 3600 if elapsed else 0.0
-    rate_line: dict[str, object] = {"metric": "tables per hour", "value": round(rate), "unit": "tables/h",
-                                    "n": counts["tables"], "workers": args.workers, "wall_s": round(elapsed, 1)}  # fmt: skip
+    rate_line: dict[str, object] = {
+        "metric": "tables per hour",
+        "value": round(rate),
+        "unit": "tables/h",
+        "n": counts["tables"],
+        "workers": args.workers,
+        "wall_s": round(elapsed, 1),
+    }
     if len(batch_rates) >= 2:
         half = 1.96 * statistics.stdev(batch_rates) / math.sqrt(len(batch_rates))
         rate_line["ci_low"], rate_line["ci_high"] = round(rate - half), round(rate + half)

@@ -6,7 +6,7 @@ kept per author bounded).
 Each case is one strategy at one game (the games taken in turn, so that every strategy runs once
 in CI; `LANPLAY_ADVERSARY_FULL=1` runs every strategy at every game it applies to), seeded from
 its name so a failure repeats exactly; the failure message ends with the one command that replays
-it (`scripts/soak_adversary.py --one`). `scripts/soak_adversary.py` runs thousands more.
+it. `scripts/soak.py` runs thousands of tables in the simulator (tests/sim).
 Cases the code on main fails are marked `xfail(strict=True)` with the issue 9 finding they
 reproduce: when a fix lands the case passes, strict xfail fails, and the mark is to be removed.
 """

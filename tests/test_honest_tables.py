@@ -8,7 +8,7 @@ P-5.2), or on the whole game where the options end it by then (Sixes with one ch
 Sense with a target of one point, S-8.2). A table's cost grows with the square of its seats
 (gossip), so every size from 2 to the maximum is run once per game with the option combinations
 taken in turn, and the two smallest sizes run every combination with three seeds.
-`scripts/soak_honest.py` runs the full product of sizes and combinations with more seeds.
+`scripts/soak.py` runs thousands of tables in the simulator (tests/sim).
 """
 
 from __future__ import annotations

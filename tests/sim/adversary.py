@@ -136,7 +136,8 @@ class AttackContext:
             subst[origin] = digest
             return data
         if subst and (msg.prev in subst or _mentions(msg.body, subst)):
-            new = wire.resign(self.identity, msg, prev=subst.get(msg.prev, msg.prev), body=wire.substitute(msg.body, subst))
+            prev = subst.get(msg.prev, msg.prev)
+            new = wire.resign(self.identity, msg, prev=prev, body=wire.substitute(msg.body, subst))
             subst[digest] = new.digest()
             return new.to_wire()
         return data
@@ -156,34 +157,34 @@ class AttackContext:
             body = {**msg.body, "x": 1}
         return self.version(msg, body=body)
 
-    def alternatives(self) -> list[bytes]:
-        """Valid other versions of what the seat's last decision signed: for each other legal move
-        it could have made, the first message a fresh session with the same journal signs for it."""
+    def alternatives(self, moves: Sequence[dict[str, Any]] | None = None) -> list[bytes]:
+        """Other versions of what the seat's last decision signed, each the first own message a fresh
+        session replaying the seat's journal signs for another move: by default the other legal
+        moves (a valid fork); `moves` may name moves the rules do not allow this seat (a lie its own
+        cards would refuse, such as a false pass), which a session that lists them among its
+        decisions (a modified client) then signs."""
         peer = self.world.peers[self.seat]
         journal = list(peer.journal)
         if not journal or type(journal[-1]).__name__ != "Decided":
             return []
         last = journal[-1]
-        out: list[bytes] = []
         backend = self.world.backend
-        shadow = backend.session(self.world.settings, self.identity, peer.seed)
+        out: list[bytes] = []
         try:
-            for event in journal[:-1]:
-                shadow.handle(event)
-            moves = [m for m in shadow.decision_json() if m != last.move]
-            if not moves:
-                return []
-            snapshot = journal[:-1]
-            for move in moves[:3]:
+            if moves is None:
                 shadow = backend.session(self.world.settings, self.identity, peer.seed)
-                for event in snapshot:
+                for event in journal[:-1]:
+                    shadow.handle(event)
+                moves = [m for m in shadow.decision_json() if m != last.move][:3]
+            for move in moves:
+                shadow = lying_session(backend, self.world.settings, self.identity, peer.seed, move)
+                for event in journal[:-1]:
                     shadow.handle(event)
                 for o in shadow.handle(backend.Decided(move, last.now)):
-                    if type(o).__name__ == "Send":
-                        msg = wire.parse(o.data)
-                        if msg is not None and msg.author == self.identity.peer_id:
-                            out.append(o.data)
-                            break
+                    msg = wire.parse(o.data) if type(o).__name__ == "Send" else None
+                    if msg is not None and msg.author == self.identity.peer_id:
+                        out.append(o.data)
+                        break
         except Exception:
             return out
         return out
@@ -228,6 +229,25 @@ class AttackContext:
 
     def tick(self) -> None:
         self.attack.tick(self)
+
+
+def lying_session(backend: Any, settings: Any, identity: Any, seed: bytes, move: dict[str, Any]) -> Any:
+    """A session of the backend's class that also lists `move` among its decisions while it owes one
+    (a modified client: the rules its own cards would apply to `move` are not asked)."""
+    base = type(backend.session(settings, identity, seed))
+
+    class Lying(base):  # type: ignore[misc, valid-type]
+        def decision_json(self) -> tuple[dict[str, Any], ...]:
+            honest = tuple(super().decision_json())
+            return honest + ((move,) if honest and move not in honest else ())
+
+        def decision(self) -> tuple[Any, ...]:
+            honest = tuple(super().decision())
+            if not honest or move in super().decision_json():
+                return honest
+            return (*honest, self.game.move_from_json(move))
+
+    return Lying(settings, identity, seed=seed)
 
 
 def _mentions(value: object, digests: dict[str, str]) -> bool:

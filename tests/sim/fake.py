@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from protocol.identity import Identity, PublicIdentity
 from protocol.signed import ChainTracker, EquivocationDetected, OutOfOrder, SignedMessage, sign_message
@@ -305,7 +305,7 @@ class FakeBackend:
     Start, Received, Decided, Tick, LinkChanged = Start, Received, Decided, Tick, LinkChanged
     StopFor, Leave, NoteWaiting, Send = StopFor, Leave, NoteWaiting, Send
     Exposed, RoundConfirmed, Finished = Exposed, RoundConfirmed, Finished
-    GAMES: dict[str, tuple[int, int, tuple[dict[str, Any], ...]]] = {"fake": (2, 6, ({}, {"steps": 2}))}
+    GAMES: ClassVar[dict[str, tuple[int, int, tuple[dict[str, Any], ...]]]] = {"fake": (2, 6, ({}, {"steps": 2}))}
 
     def settings(self, game: str, options: dict[str, Any], identities: list[Identity], seed: int) -> FakeSettings:
         table = hashlib.sha256(f"fake-table/{seed}".encode()).hexdigest()[:32]

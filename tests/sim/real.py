@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
+from typing import Any, ClassVar
 
-from engine.games import get_game
+from protocol.table.verify import verify
+
 from protocol.identity import Identity
 from protocol.table import (
     Decided,
     Exposed,
     Finished,
-    LinkChanged,
     Leave,
+    LinkChanged,
     NoteWaiting,
     Received,
     RoundConfirmed,
@@ -24,7 +25,6 @@ from protocol.table import (
     TableSettings,
     Tick,
 )
-from protocol.table.verify import verify
 
 PATIENCE = 10.0  # seconds of simulated time an automatic step is waited for before a stop
 
@@ -34,7 +34,7 @@ class RealBackend:
     Start, Received, Decided, Tick, LinkChanged = Start, Received, Decided, Tick, LinkChanged
     StopFor, Leave, NoteWaiting, Send = StopFor, Leave, NoteWaiting, Send
     Exposed, RoundConfirmed, Finished = Exposed, RoundConfirmed, Finished
-    GAMES: dict[str, tuple[int, int, tuple[dict[str, Any], ...]]] = {
+    GAMES: ClassVar[dict[str, tuple[int, int, tuple[dict[str, Any], ...]]]] = {
         "sixth-sense": (2, 6, ({"target": 1}, {"target": 1, "late_trump": True}, {"target": 1, "beginner": True})),
         "take6": (2, 10, ({}, {"tactic": True}, {"logic": True}, {"profi": True}, {"tactic": True, "logic": True})),
         "sixes": (3, 8, ({"chips": 1}, {"chips": 2})),

@@ -349,9 +349,9 @@ class World:
                     )
                 if _rounds(first.session) != _rounds(other.session):
                     self.fail(f"P-6.2 seats {first.seat} and {other.seat} confirmed different rounds")
-                if first.finished_record is not None and other.finished_record is not None:
-                    if first.finished_record != other.finished_record:
-                        self.fail(f"P-6.2 seats {first.seat} and {other.seat} finished with different records")
+                records = (first.finished_record, other.finished_record)
+                if None not in records and records[0] != records[1]:
+                    self.fail(f"P-6.2 seats {first.seat} and {other.seat} finished with different records")
 
 
 def _rounds(session: Any) -> str:
