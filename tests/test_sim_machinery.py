@@ -123,26 +123,44 @@ def test_an_exception_out_of_handle_is_a_failure_and_the_run_goes_on() -> None:
     assert any(f.startswith("P-6.3 Received raised out of handle") for f in result.failures)
 
 
-def test_a_failure_shrinks_to_fewer_faults_and_firings_and_still_fails() -> None:
-    # the fake session is too naive for a seat that leaves while another's move is late: its
-    # seats finish on different records (a real disagreement of the fake, found by the soak)
-    spec = fake(4, 5, adversaries=((1, "delay"),), faults=("loss:0.2", "jitter:3.0", "cut:2.3@1+2"))
-    result = run(spec)
-    assert "P-6.2" in result.kinds()
-    small = shrink(result, budget=30)
-    assert "P-6.2" in small.kinds()
-    assert len(small.spec.faults) < len(spec.faults)
-    assert small.spec.keep is not None and len(small.spec.keep) <= len(result.firings)
-    assert run(small.spec).failures == small.failures  # the shrunk spec replays
+class FragileSession(TableSession):
+    """A broken session: a move of n == 3 (no honest seat signs one) raises out of `handle`."""
+
+    def handle(self, event: object) -> tuple[object, ...]:
+        if type(event).__name__ == "Received" and b'"n":3' in event.data:  # type: ignore[attr-defined]
+            raise ValueError("n out of range")
+        return super().handle(event)
 
 
-def test_the_printed_command_replays_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = fake(98, 5, adversaries=((1, "delay"),), faults=("loss:0.2", "jitter:3.0"), keep=(0,))
-    argv = spec.command().split()[3:]
-    assert main(argv) == 1
+class FragileBackend(FakeBackend):
+    def session(self, settings: Any, identity: Any, seed: bytes) -> Any:
+        return FragileSession(settings, identity, seed)
+
+
+def fragile(spec: Spec) -> Any:
+    return World(spec, FragileBackend()).run()
+
+
+def test_a_failure_shrinks_to_one_firing_and_no_fault_and_still_fails() -> None:
+    spec = fake(26, 4, adversaries=((1, "rewrite:move"),), faults=("loss:0.2", "jitter:1.0", "cut:2.3@1+2"))
+    result = fragile(spec)
+    assert "P-6.3" in result.kinds() and len(result.firings) > 1
+    small = shrink(result, fragile, budget=40)
+    assert small.spec.faults == () and small.spec.keep is not None and len(small.spec.keep) == 1
+    assert "P-6.3" in small.kinds()
+    assert fragile(small.spec).failures == small.failures  # the shrunk spec replays
+
+
+def test_the_printed_command_replays_the_table(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    import sim.world
+
+    monkeypatch.setattr(sim.world, "backend_named", lambda name: FragileBackend())
+    spec = fake(26, 4, adversaries=((1, "rewrite:move"),), faults=("loss:0.2",))
+    assert main(spec.command().split()[3:]) == 1
     printed = capsys.readouterr().out
     assert printed.splitlines()[0] == spec.command()
-    assert "FAIL P-6.2" in printed
+    assert "FAIL P-6.3" in printed
+    assert main(fake(11, 4).command().split()[3:]) == 0
 
 
 @pytest.mark.parametrize("text", ["loss", "crash:x@1+2", "flood:0.1", "cut:1@"])

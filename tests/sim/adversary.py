@@ -130,17 +130,16 @@ class AttackContext:
         if msg is None or msg.author != self.identity.peer_id:
             return data
         subst = self._subst.setdefault(to, {})
-        digest = msg.digest()
-        origin = self._origin.get(digest)
-        if origin is not None:
-            subst[origin] = digest
-            return data
+        origin = self._origin.get(msg.digest())  # this is a version made here of that original
+        out = msg
         if subst and (msg.prev in subst or _mentions(msg.body, subst)):
             prev = subst.get(msg.prev, msg.prev)
-            new = wire.resign(self.identity, msg, prev=prev, body=wire.substitute(msg.body, subst))
-            subst[digest] = new.digest()
-            return new.to_wire()
-        return data
+            out = wire.resign(self.identity, msg, prev=prev, body=wire.substitute(msg.body, subst))
+        if origin is not None:
+            subst[origin] = out.digest()
+        elif out is not msg:
+            subst[msg.digest()] = out.digest()
+        return data if out is msg else out.to_wire()
 
     def version(self, msg: Any, **changes: Any) -> bytes:
         """Another signed version of this seat's message `msg` (same place in its chain unless
@@ -430,22 +429,29 @@ class NoGossip(Attack):
 
 
 class FalseStop(Attack):
-    """`falsestop`: at a random moment, the seat's session is told to stop naming a random other
-    seat for a step it may not owe (P-5.5: a stop naming a seat that owes nothing is a fault)."""
+    """`falsestop`: from a random moment on, the seat's next own public message goes out as a signed
+    stop in its place, naming a random other seat for a step (P-5.5: a stop naming a seat that owes
+    nothing is a provable fault; one that does owe it is a stop like any other)."""
 
     def __init__(self) -> None:
         self.at: float | None = None
 
-    def tick(self, ctx: AttackContext) -> None:
+    def send(self, ctx: AttackContext, out: Outgoing) -> None:
         if self.at is None:
             self.at = ctx.rng.uniform(1, 25)
-        if ctx.now >= self.at > 0:
+        public = out.own and len(out.recipients) > 1 and isinstance(out.msg.body.get("on"), dict)
+        if public and 0 < self.at <= ctx.now:
             self.at = -1
             s = ctx.session
-            owed = [w.what for w in s.waiting(ctx.now)] or ["move"]
-            seat = ctx.rng.choice(ctx.others)
-            if ctx.fire(f"false stop naming seat {seat}"):
-                ctx.feed(ctx.events.StopFor(seat, ctx.rng.choice(owed), ctx.now))
+            owed = [w for w in s.waiting(ctx.now)] if s is not None else []
+            seat, what, to = ctx.rng.choice(ctx.others), "move", None
+            if owed and ctx.rng.random() < 0.5:
+                w = ctx.rng.choice(owed)
+                seat, what, to = w.seat, w.what, w.private_to
+            body = {"seat": seat, "owed": what, "to": to, "reason": "waited", "on": out.msg.body["on"]}
+            if ctx.fire(f"a stop naming seat {seat} ({what}) in place of {out.kind} #{out.msg.seq}"):
+                return ctx.deliver(out, ctx.version(out.msg, kind="stop", body=body))
+        ctx.deliver(out)
 
 
 class Delay(Attack):

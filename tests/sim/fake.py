@@ -52,8 +52,9 @@ class LinkChanged:
 
 @dataclass(frozen=True, slots=True)
 class StopFor:
-    seat: int | None
+    seat: int
     owed: str
+    to: int | None
     now: float
 
 

@@ -6,8 +6,8 @@ import hashlib
 import random
 from typing import Any, ClassVar
 
-from protocol.table.verify import verify
-
+from engine.games import get_game
+from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.table import (
     Decided,
@@ -16,6 +16,7 @@ from protocol.table import (
     Leave,
     LinkChanged,
     NoteWaiting,
+    Plan,
     Received,
     RoundConfirmed,
     Send,
@@ -24,6 +25,7 @@ from protocol.table import (
     TableSession,
     TableSettings,
     Tick,
+    verify,
 )
 
 PATIENCE = 10.0  # seconds of simulated time an automatic step is waited for before a stop
@@ -58,8 +60,16 @@ class RealBackend:
         return TableSession(settings, identity, seed=seed)
 
     def verify(self, settings: Any, proof: Any, rounds: Any) -> int | None:
-        found = verify(settings, proof, rounds)
-        return None if found is None else int(found[0])
+        """The seat `verify` convicts on `proof` (None: it refuses it); `rounds`: the rounds the
+        checking seat confirmed (a proof of round r is judged on the first r)."""
+        game = get_game(settings.game)
+        plan = Plan(settings.table, game, game.options_from_json(settings.options), settings.seats)
+        index = proof.get("round") if isinstance(proof, dict) else None
+        before = tuple(rounds)[:index] if isinstance(index, int) and index >= 0 else tuple(rounds)
+        try:
+            return verify(plan, proof, before).seat
+        except ProtocolError:
+            return None
 
     def choose(self, session: Any, rng: random.Random, bot: str) -> dict[str, Any] | None:
         moves = session.decision_json()

@@ -61,22 +61,26 @@ class ForkPlay(Attack):
 
 
 class Frame(Leak):
-    """`frame` (the colluder of finding 2): every message that comes to this seat privately is
-    passed on to the honest seats, and once the table stops the seat stops naming an honest seat:
-    what an honest seat did in answer to one version of a fork, quoted to a seat that holds the other."""
+    """`frame` (the colluder of finding 2): every message an honest seat sends this one is passed on
+    to the other honest seats (what an honest seat did in answer to one version of a fork, quoted to
+    a seat that holds the other), and once the round stops, a stop naming an honest seat for the peek
+    answer it owed this seat goes out in place of the seat's next public message."""
 
     def receive(self, ctx: AttackContext, sender: int, data: bytes) -> bool:
         if sender in ctx.honest and ctx.fire(f"pass seat {sender}'s message on to every honest seat"):
             ctx.deliver(0, data, to=[s for s in ctx.honest if s != sender])
         return True
 
-    def tick(self, ctx: AttackContext) -> None:
+    def send(self, ctx: AttackContext, out: Outgoing) -> None:
         s = ctx.session
-        if not ctx.shared.get("framed") and s is not None and s.phase in ("stopping", "ending"):
+        stopping = s is not None and s.phase in ("stopping", "ending")
+        if stopping and out.own and not ctx.shared.get("framed") and isinstance(out.msg.body.get("on"), dict):
             ctx.shared["framed"] = True
             victim = ctx.rng.choice(ctx.honest)
-            if ctx.fire(f"stop naming honest seat {victim}"):
-                ctx.feed(ctx.events.StopFor(victim, "move", ctx.now))
+            body = {"seat": victim, "owed": "p.peek", "to": ctx.seat, "reason": "no answer", "on": out.msg.body["on"]}
+            if ctx.fire(f"a stop naming honest seat {victim} in place of {out.kind} #{out.msg.seq}"):
+                return ctx.deliver(out, ctx.version(out.msg, kind="stop", body=body))
+        ctx.deliver(out)
 
 
 SCENARIOS.update(

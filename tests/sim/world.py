@@ -16,9 +16,10 @@ reconnect). Links are independent, so messages are reordered across links.
 The runner model (lanplay/runner.py): `Start` first; every input goes to `handle`; a received input
 is journaled when `last_kept`, every local input (decision, stop, leave, note) always; `s.due(now)` is
 fed back as the `StopFor` it is and `NoteWaiting` when `s.note_due(now)`; `Tick` every `TICK`;
-a bot decides after a think time; after `spec.rounds` confirmed rounds the seat leaves, which cuts
-the table short. A crash loses the process: on restart a fresh session with the same seed replays the
-journal, resends what it had sent, and hears of its links coming up again.
+a bot decides after a think time; after `spec.rounds` confirmed rounds the first honest seat leaves,
+which cuts the table short (the others stop the round and sign the end without it). A crash loses
+the process: on restart a fresh session with the same seed replays the journal, resends what it had
+sent, and hears of its links coming up again.
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ class World:
                 self.at(f.at, lambda s=seats[0]: self.peers[s].leave())
 
     def done(self) -> bool:
-        return all(self.peers[s].finished_seen or not self.peers[s].alive for s in self.spec.honest)
+        return all(self.peers[s].ended for s in self.spec.honest)
 
     def run(self) -> Result:
         self.schedule_faults()
@@ -316,7 +317,7 @@ class World:
         bad = {seat for seat, _ in self.spec.adversaries}
         for peer in honest:
             s = peer.session
-            if s is None:
+            if s is None or peer.gone:
                 continue
             exposed = frozenset(s.exposed)
             res.exposed[peer.seat] = exposed
@@ -335,10 +336,10 @@ class World:
                     waits = ()
                 if not waits:
                     self.fail(f"P-6.4 seat {peer.seat} neither finished nor waits at t={self.now:.1f} ({s.phase})")
-                elif all(w.seat in self.spec.honest for w in waits) and not bad:
+                elif not self.waits_on_adversary(peer.seat, bad, set()):
                     what = ", ".join(f"seat {w.seat}: {w.what}" for w in waits)
                     self.fail(f"P-6.4 seat {peer.seat} still waits for honest seats at t={self.now:.1f} ({what})")
-        alive = [p for p in honest if p.session is not None and p.alive]
+        alive = [p for p in honest if p.session is not None and p.alive and not p.gone]
         if len(alive) > 1:
             first = alive[0]
             for other in alive[1:]:
@@ -352,6 +353,25 @@ class World:
                 records = (first.finished_record, other.finished_record)
                 if None not in records and records[0] != records[1]:
                     self.fail(f"P-6.2 seats {first.seat} and {other.seat} finished with different records")
+
+
+    def waits_on_adversary(self, seat: int, bad: set[int], seen: set[int]) -> bool:
+        """Whether what `seat` waits for leads, through honest seats that wait in turn, to an
+        adversary (an honest seat waiting on honest seats alone, long after the faults, is stuck)."""
+        seen.add(seat)
+        s = self.peers[seat].session
+        if s is None or not self.peers[seat].alive:
+            return False
+        try:
+            waits = () if s.finished else s.waiting(self.now)
+        except Exception:
+            return False
+        for w in waits:
+            if w.seat in bad:
+                return True
+            if w.seat not in seen and w.seat is not None and self.waits_on_adversary(w.seat, bad, seen):
+                return True
+        return False
 
 
 def _rounds(session: Any) -> str:
@@ -384,6 +404,8 @@ class Peer:
         self.left = False
         self.finished_seen = False
         self.finished_record: str | None = None
+        self.gone = False  # the person left: the table is over for this seat
+        self.stop_refused: Any = None
         self.own_sent: list[bytes] = []  # this seat's own signed messages, in the order first sent
         self._own_seen: set[bytes] = set()
         self.epoch = 0  # bumps at each crash, so a dead process's timers do nothing
@@ -392,21 +414,27 @@ class Peer:
     def honest(self) -> bool:
         return self.attack is None
 
+    @property
+    def ended(self) -> bool:
+        return self.finished_seen or self.gone or not self.alive
+
     # --- inputs ---
     def start(self) -> None:
         self.session = self.world.backend.session(self.world.settings, self.identity, self.seed)
         self.feed(self.ev.Start(self.world.now))
 
-    def feed(self, event: Any) -> None:
+    def feed(self, event: Any) -> tuple[Any, ...]:
         """One input through the session, as the runner does: journal, then send, then follow-ups."""
         if not self.alive or self.session is None:
-            return
+            return ()
         try:
-            outputs = self.session.handle(event)
+            outputs = tuple(self.session.handle(event))
         except Exception as exc:
             self.world.fail(f"P-6.3 {type(event).__name__} raised out of handle at seat {self.seat}: {exc!r}")
-            return
+            return ()
         kind = type(event).__name__
+        if kind == "Leave":
+            self.gone = True
         if kind == "Received":
             if getattr(self.session, "last_kept", False):
                 self.journal.append(event)
@@ -416,9 +444,10 @@ class Peer:
         if self.crash_armed is not None and kind != "Tick":
             span, self.crash_armed = self.crash_armed, None
             self.crash(span)  # journaled, not sent: the restart must send exactly these (P-5.6)
-            return
+            return ()
         self.outputs(outputs)
         self.follow_up()
+        return outputs
 
     def outputs(self, outputs: Any) -> None:
         for out in outputs:
@@ -434,12 +463,14 @@ class Peer:
             elif name == "Finished":
                 self.finished_seen = True
                 rec = out.record
-                try:
+                if isinstance(rec, dict) and isinstance(rec.get("end"), dict):
+                    self.finished_record = str(rec["end"].get("digest"))  # P-5.8: what every seat signed
+                else:
                     self.finished_record = json.dumps(rec.to_json(), sort_keys=True, default=str)
-                except Exception:
-                    self.finished_record = repr(rec)
             elif name == "Stopped":
                 self.world.result.stops += 1
+            elif name == "Refused" and out.rule == "P-6.3" and self.honest:
+                self.world.fail(f"P-6.3 seat {self.seat} could not handle an input: {out.message[:200]}")
 
     def route(self, to: int | None, data: bytes, extra: float = 0.0) -> None:
         targets = range(self.world.spec.seats) if to is None else (to,)
@@ -475,8 +506,12 @@ class Peer:
         now = self.world.now
         try:
             stop = s.due(now)
-            if stop is not None:
-                self.feed(stop)
+            if stop is not None and stop != self.stop_refused:
+                self.stop_refused = stop  # fed once: a refused one is not fed again at this instant
+                refused = [o for o in self.feed(stop) if type(o).__name__ == "Refused"]
+                if refused and self.honest:
+                    why = refused[0].message
+                    self.world.fail(f"P-5.5 seat {self.seat}'s due() offered a stop it then refused: {why}")
                 return
             if s.note_due(now):
                 self.feed(self.ev.NoteWaiting(now))
@@ -484,7 +519,8 @@ class Peer:
         except Exception as exc:
             self.world.fail(f"P-6.3 due()/note_due() raised at seat {self.seat}: {exc!r}")
             return
-        if not self.left and len(s.record().rounds) >= self.world.spec.rounds and not s.finished:
+        cut = self.seat == self.world.spec.honest[0] if self.world.spec.honest else False
+        if cut and not self.left and len(s.record().rounds) >= self.world.spec.rounds and not s.finished:
             self.leave_soon()
         elif not self.deciding and not s.finished:
             try:
