@@ -38,6 +38,8 @@ class Outgoing:
 class Attack:
     """Override any hook; the defaults are an honest seat."""
 
+    wants_snapshots = False  # True: keep a copy of the session before each decision (`ctx.alternatives`)
+
     def send(self, ctx: AttackContext, out: Outgoing) -> None:
         ctx.deliver(out)
 
@@ -157,36 +159,49 @@ class AttackContext:
         return self.version(msg, body=body)
 
     def alternatives(self, moves: Sequence[dict[str, Any]] | None = None) -> list[bytes]:
-        """Other versions of what the seat's last decision signed, each the first own message a fresh
-        session replaying the seat's journal signs for another move: by default the other legal
-        moves (a valid fork); `moves` may name moves the rules do not allow this seat (a lie its own
-        cards would refuse, such as a false pass), which a session that lists them among its
-        decisions (a modified client) then signs."""
+        """Other versions of what the seat's last decision signed, each the first own message the
+        seat's session as it was just before that decision signs for another move: by default one
+        other legal move (a valid fork); `moves` may name moves the rules do not allow this seat (a
+        lie its own cards would refuse, such as a false pass), which a modified client that lists
+        them among its decisions then signs. Empty where the last input was not a decision."""
         peer = self.world.peers[self.seat]
-        journal = list(peer.journal)
+        journal = peer.journal
         if not journal or type(journal[-1]).__name__ != "Decided":
             return []
         last = journal[-1]
         backend = self.world.backend
+        if moves is None:
+            moves = [m for m in peer.offered if m != last.move][:1]
         out: list[bytes] = []
-        try:
-            if moves is None:
-                shadow = backend.session(self.world.settings, self.identity, peer.seed)
-                for event in journal[:-1]:
-                    shadow.handle(event)
-                moves = [m for m in shadow.decision_json() if m != last.move][:3]
-            for move in moves:
-                shadow = lying_session(backend, self.world.settings, self.identity, peer.seed, move)
-                for event in journal[:-1]:
-                    shadow.handle(event)
-                for o in shadow.handle(backend.Decided(move, last.now)):
-                    msg = wire.parse(o.data) if type(o).__name__ == "Send" else None
-                    if msg is not None and msg.author == self.identity.peer_id:
-                        out.append(o.data)
-                        break
-        except Exception:
-            return out
+        for move in moves:
+            shadow = self._before_decision(peer, journal)
+            if shadow is None:
+                break
+            honest = type(shadow)
+            shadow.__class__ = lying_class(honest, move)
+            try:
+                outputs = shadow.handle(backend.Decided(move, last.now))
+            except Exception:
+                continue
+            for o in outputs:
+                msg = wire.parse(o.data) if type(o).__name__ == "Send" else None
+                if msg is not None and msg.author == self.identity.peer_id:
+                    out.append(o.data)
+                    break
         return out
+
+    def _before_decision(self, peer: Any, journal: list[Any]) -> Any:
+        from .world import snapshot
+
+        if peer.snapshot is not None:
+            return snapshot(peer.snapshot)
+        shadow = self.world.backend.session(self.world.settings, self.identity, peer.seed)
+        try:
+            for event in journal[:-1]:
+                shadow.handle(event)
+        except Exception:
+            return None
+        return shadow
 
     def paired(self, original: Any, data: bytes) -> bytes:
         """Mark `data` (from `alternatives`) as a version of `original`, for re-linking."""
@@ -230,10 +245,9 @@ class AttackContext:
         self.attack.tick(self)
 
 
-def lying_session(backend: Any, settings: Any, identity: Any, seed: bytes, move: dict[str, Any]) -> Any:
-    """A session of the backend's class that also lists `move` among its decisions while it owes one
-    (a modified client: the rules its own cards would apply to `move` are not asked)."""
-    base = type(backend.session(settings, identity, seed))
+def lying_class(base: type, move: dict[str, Any]) -> type:
+    """A subclass of the session class `base` that also lists `move` among its decisions while it
+    owes one (a modified client: the rules its own cards would apply to `move` are not asked)."""
 
     class Lying(base):  # type: ignore[misc, valid-type]
         def decision_json(self) -> tuple[dict[str, Any], ...]:
@@ -242,11 +256,13 @@ def lying_session(backend: Any, settings: Any, identity: Any, seed: bytes, move:
 
         def decision(self) -> tuple[Any, ...]:
             honest = tuple(super().decision())
-            if not honest or move in super().decision_json():
+            game = getattr(self, "game", None)
+            if not honest or game is None:
                 return honest
-            return (*honest, self.game.move_from_json(move))
+            lie = game.move_from_json(move)
+            return honest if lie in honest else (*honest, lie)
 
-    return Lying(settings, identity, seed=seed)
+    return Lying
 
 
 def _mentions(value: object, digests: dict[str, str]) -> bool:
@@ -300,6 +316,8 @@ class Fork(Attack):
     version to SEATS (dot-separated; default a random proper subset each time). The other version is
     what another legal decision would have signed where there was one, else a mutated body. Fires on
     each matching message with probability `p` (1 where KIND is named)."""
+
+    wants_snapshots = True
 
     def __init__(self, kind: str = "*", seats: tuple[int, ...] | None = None, p: float | None = None) -> None:
         self.kind = kind
@@ -487,6 +505,7 @@ class Compose(Attack):
 
     def __init__(self, parts: Sequence[Attack]) -> None:
         self.parts = list(parts)
+        self.wants_snapshots = any(p.wants_snapshots for p in parts)
 
     def send(self, ctx: AttackContext, out: Outgoing) -> None:
         self.parts[ctx.rng.randrange(len(self.parts))].send(ctx, out)

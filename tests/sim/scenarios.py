@@ -14,6 +14,8 @@ class FalsePass(Attack):
     seat that then sees a whole round of passes stops for an audit; the pass and the play are two
     versions of one step, so the fork, not the stopping seat, is what must be exposed."""
 
+    wants_snapshots = True
+
     def __init__(self, seats: tuple[int, ...] | None = None) -> None:
         self.seats = seats
 
@@ -42,6 +44,8 @@ class ForkPlay(Attack):
     """`forkplay[:SEATS]`: every card the seat plays goes to SEATS (default: one honest seat, drawn
     each time) as another legal card (6th Sense: so that one honest seat sees a trick won, and a peek
     granted, that the other does not: finding 1)."""
+
+    wants_snapshots = True
 
     def __init__(self, seats: tuple[int, ...] | None = None) -> None:
         self.seats = seats

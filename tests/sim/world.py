@@ -43,8 +43,8 @@ RESEND = 1.0  # a lost segment comes again this much later (TCP's retransmission
 LATENCY = (0.001, 0.03)
 POLL = 0.25  # a blocked link looks again this often
 THINK = (0.05, 1.2)  # a bot's think time
-SETTLE = 90.0  # after the last fault ends, the time every table has to end or visibly wait (P-6.4)
-ROUND_TIME = 90.0  # ... plus this much per round played
+SETTLE = 60.0  # after the last fault ends, the time every table has to end or visibly wait (P-6.4)
+ROUND_TIME = 60.0  # ... plus this much per round played
 MAX_KEPT_BYTES = 8 << 20  # P-6.6: bytes of received input one seat keeps (journals) at one short table
 
 
@@ -374,6 +374,55 @@ class World:
         return False
 
 
+def confirmed(session: Any) -> int:
+    """Rounds the session confirmed (`round_index`, cheaper than building its record)."""
+    index = getattr(session, "round_index", None)
+    return index if isinstance(index, int) else len(session.record().rounds)
+
+
+_ATOMIC_DONE = False
+
+
+def _share_immutables() -> None:
+    """Let deepcopy share the engine's values (frozen by design) and signed messages instead of
+    copying them: faster, and some (cards) cannot be rebuilt by copy's protocol."""
+    global _ATOMIC_DONE
+    if _ATOMIC_DONE:
+        return
+    import copy
+    import dataclasses
+    import sys
+
+    dispatch = copy._deepcopy_dispatch  # type: ignore[attr-defined]
+    for name, module in list(sys.modules.items()):
+        if not (name.startswith("engine") or name in ("protocol.signed", "protocol.identity")):
+            continue
+        for value in vars(module).values():
+            if not isinstance(value, type) or getattr(value, "__module__", "") != name:
+                continue
+            params = getattr(value, "__dataclass_params__", None)
+            frozen = params is not None and params.frozen and dataclasses.is_dataclass(value)
+            if frozen or issubclass(value, tuple):
+                dispatch[value] = copy._deepcopy_atomic  # type: ignore[attr-defined]
+    _ATOMIC_DONE = True
+
+
+def snapshot(session: Any) -> Any:
+    """A copy of `session` that can go on alone (its identity, settings and game shared)."""
+    import copy
+
+    _share_immutables()
+    memo: dict[int, Any] = {}
+    for name in ("identity", "settings", "game", "plan", "options"):
+        value = getattr(session, name, None)
+        if value is not None:
+            memo[id(value)] = value
+    try:
+        return copy.deepcopy(session, memo)
+    except Exception:
+        return None
+
+
 def _rounds(session: Any) -> str:
     record = session.record()
     try:
@@ -407,6 +456,9 @@ class Peer:
         self.gone = False  # the person left: the table is over for this seat
         self.stop_refused: Any = None
         self.own_sent: list[bytes] = []  # this seat's own signed messages, in the order first sent
+        self.author_tag = f'"author":"{self.identity.peer_id}"'.encode()  # canonical JSON: no spaces
+        self.snapshot: Any = None  # the session just before its last decision (attacks that fork)
+        self.offered: tuple[Any, ...] = ()  # the moves offered at that decision
         self._own_seen: set[bytes] = set()
         self.epoch = 0  # bumps at each crash, so a dead process's timers do nothing
 
@@ -479,7 +531,7 @@ class Peer:
                 self.world.send(self.seat, b, data, extra)
 
     def note_own(self, data: bytes) -> None:
-        if data in self._own_seen:
+        if data in self._own_seen or self.author_tag not in data:
             return
         msg = wire.parse(data)
         if msg is not None and msg.author == self.identity.peer_id:
@@ -520,7 +572,7 @@ class Peer:
             self.world.fail(f"P-6.3 due()/note_due() raised at seat {self.seat}: {exc!r}")
             return
         cut = self.seat == self.world.spec.honest[0] if self.world.spec.honest else False
-        if cut and not self.left and len(s.record().rounds) >= self.world.spec.rounds and not s.finished:
+        if cut and not self.left and not s.finished and confirmed(s) >= self.world.spec.rounds:
             self.leave_soon()
         elif not self.deciding and not s.finished:
             try:
@@ -543,6 +595,9 @@ class Peer:
         move = self.world.backend.choose(self.session, self.rng, self.world.spec.bot)
         if self.attack is not None:
             move = self.attack.decide(move)
+            if move is not None and self.attack.attack.wants_snapshots:
+                self.offered = tuple(self.session.decision_json())
+                self.snapshot = snapshot(self.session)
         if move is not None:
             self.feed(self.ev.Decided(move, self.world.now))
 
