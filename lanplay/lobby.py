@@ -70,7 +70,7 @@ from protocol.plan import (
     commitment_from_json,
     opening_from_json,
 )
-from protocol.session import PROTOCOL_VERSION
+from protocol.table import PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from lanplay.tables import (
     resume_table,
 )
 from lanplay.text import shown
-from protocol.session import Blamed, Event, GameOver, NetworkLost, PeekResult, RoundAudited, Stopped, Verdict
+from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
 # A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
@@ -148,18 +148,18 @@ async def _read_line() -> str:
 
 def _printer(names: list[str] | None = None) -> Any:
     def show(event: Event) -> None:
-        if isinstance(event, RoundAudited):
+        if isinstance(event, RoundConfirmed):
             print(f"round {event.round + 1} audited and confirmed: {event.report}", flush=True)
-        elif isinstance(event, Blamed):
-            who = "an unknown seat" if event.seat is None else f"seat {event.seat}"
-            print(f"BLAME: {who} broke {shown(event.rule, 40)}: {shown(event.message)}", flush=True)  # peer text (I7)
-        elif isinstance(event, Verdict):  # final: BLAME lines were convictions as they came here
-            blame = event.blame
-            who = "an unknown seat" if blame.seat is None else f"seat {blame.seat}"
-            convicted = ", ".join("unknown" if s is None else str(s) for s in event.convicted)
-            print(f"VERDICT: {who} broke {shown(blame.rule, 40)} (convicted: {convicted})", flush=True)
+        elif isinstance(event, Exposed):  # a proof every seat checks (P-5.4)
+            print(f"EXPOSED: seat {event.seat} broke {shown(event.rule, 40)}: {shown(event.reason)}", flush=True)
         elif isinstance(event, Stopped):
-            print(f"STOPPED, nobody convicted (the table could not agree): {shown(event.message)}", flush=True)
+            if event.owed == "left":
+                print(f"LEFT: seat {event.by} left the table; the round is void, nobody is convicted", flush=True)
+            else:
+                waited = "" if event.seat is None else f" (waited for seat {event.seat}'s {shown(str(event.owed), 20)})"
+                print(f"STOPPED by seat {event.by}{waited}, nobody convicted: {shown(event.reason)}", flush=True)
+        elif isinstance(event, Finished):
+            print(f"table finished: every seat signed the record ({'complete' if event.complete else 'cut short'})", flush=True)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
         elif isinstance(event, NetworkLost):
@@ -223,12 +223,14 @@ def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
 def _report(outcome: Outcome) -> int:
     if outcome.record_path is not None:
         print(f"game record saved to {outcome.record_path}")
-    if outcome.blame is not None:
+    for line in outcome.exposed:
+        print(f"exposed: {shown(line)}")
+    if outcome.exposed:
         return 3
     if outcome.network_lost:
         print(
-            "lanplay: lost the network: no link to any other seat for longer than the reconnect limit "
-            "(at once, or in all while the table waited); run lanplay again to resume",
+            "lanplay: lost the network: no link to any other seat for longer than the table's patience; "
+            "run lanplay again to resume",
             file=sys.stderr,
         )
         return 4

@@ -24,7 +24,7 @@ from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_po
 from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
-from protocol.session import PROTOCOL_VERSION, Event
+from protocol.table import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def _runner(
 ) -> TableRunner:
     runner = TableRunner(
         plan, identity, data_dir, player, interface,
-        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout, on_event=on_event,
+        patience=reconnect_timeout, on_event=on_event,
     )  # fmt: skip
     if on_runner is not None:
         on_runner(runner)
@@ -174,7 +174,7 @@ async def _bot_peer(
     )
     runner = TableRunner(
         plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
-        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
+        patience=reconnect_timeout,
     )  # fmt: skip
     return await runner.run()
 
@@ -327,7 +327,7 @@ async def _resume_bot(
         return None
     runner = TableRunner(
         found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
-        step_timeout=step_timeout, reconnect_timeout=reconnect_timeout,
+        patience=reconnect_timeout,
     )  # fmt: skip
     try:
         return await runner.run()

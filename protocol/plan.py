@@ -47,7 +47,7 @@ from protocol.commitment import (
 from protocol.encoding import JSONObject, canonical, h2b
 from protocol.errors import CheatDetected, ProtocolError
 from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
-from protocol.session import TableSettings
+from protocol.table.values import TableSettings
 
 RULE = "P-1.1"  # who sits at the table, and that each of them agreed
 ORDER_RULE = "P-3.2"  # the seat order is drawn jointly

@@ -24,7 +24,7 @@ from lanplay.network import Network
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
 from protocol.encoding import JSONObject
-from protocol.session import PROTOCOL_VERSION
+from protocol.table import PROTOCOL_VERSION
 
 GAME_ORDER = ("sixth-sense", "take6", "sixes")
 

@@ -44,18 +44,17 @@ from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_seats
-from protocol.session import (
-    Blamed,
+from protocol.table import (
     Dealt,
     Event,
+    Exposed,
     GameOver,
     Moved,
     PeekResult,
     Refused,
-    RoundAudited,
+    RoundConfirmed,
     Stopped,
     TableSession,
-    Verdict,
 )
 
 log = logging.getLogger(__name__)
@@ -312,7 +311,7 @@ class NetTable:
         await self._resumed.wait()  # the last round's results stay until the person has seen them
         self._flush()
         session = self.session
-        if session is None or session.stage in ("over", "stopped", "ended") or not moves:
+        if session is None or session.phase in ("stopping", "ending", "finished") or not moves:
             return None
         loop = asyncio.get_running_loop()
         self._decision = decision = loop.create_future()
@@ -370,7 +369,7 @@ class NetTable:
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        if self._paused and any(isinstance(e, Blamed | Stopped) for e in self._queue):
+        if self._paused and any(isinstance(e, Exposed | Stopped) for e in self._queue):
             self._paused = False  # the game stopped: nothing more to wait for
             self._resumed.set()
         while self._queue and not self._paused:
@@ -385,14 +384,12 @@ class NetTable:
             self._moved(event)
         elif isinstance(event, PeekResult):
             self._peek(event)
-        elif isinstance(event, RoundAudited):
+        elif isinstance(event, RoundConfirmed):
             self._audited(event)
-        elif isinstance(event, Blamed):
-            self._blamed(event)
-        elif isinstance(event, Verdict):  # the settled verdict: the lowest seat convicted, alike everywhere
-            self._verdict(event.blame, event.convicted)
+        elif isinstance(event, Exposed):
+            self._exposed(event)
         elif isinstance(event, Stopped):
-            self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(event.message))
+            self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(self._stop_words(event)))
             self._drop_decision()
         elif isinstance(event, GameOver):
             self._winners = event.winners
@@ -414,29 +411,28 @@ class NetTable:
         model.update_state(view, self.round_no)
         model.add_events(round_start_events(model, view, self.round_no))
 
+    def _stop_words(self, event: Stopped) -> str:
+        model = self.model
+        if event.owed == "left":
+            return model.name(event.by) + " left the table: the round is void, nobody is convicted"
+        if event.seat is None:
+            return f"{model.name(event.by)} stopped the round for an audit: {event.reason}"
+        return f"{model.name(event.by)} stopped the round waiting for {model.name(event.seat)} ({event.owed})"
+
     def _deal_state(self) -> Any:
         """The seat's state right after the deal: the session may already have applied later moves."""
         session = self.session
         assert session is not None
-        rd = session.round
-        if rd is None or not rd.dealt:
-            return session.view()
-        cards: list[str | None] = [None] * rd.ctx.size
-        for position in rd.layout_hands[session.me]:
-            cards[position] = rd.my_cards[position]
-        for position in rd.table_positions:
-            cards[position] = rd.table_cards[position]
-        deal = self.game.deal_from_cards(session.full_state, rd.dealer, cards)
-        return self.game.start_round(session.full_state, deal)
+        return session.dealt_state if session.dealt_state is not None else session.view()
 
     def _revealed(self, state: Any) -> Any:
         """S-8.3: the table card turned after the predictions (no event says so: it shows in the state)."""
         session = self.session
         assert session is not None
-        rd = session.round
-        if rd is None or not all(p in rd.table_cards for p in rd.late_positions):
+        late = session.late_cards()
+        if late is None:
             return state
-        after = self.game.reveal(state, [rd.table_cards[p] for p in rd.late_positions])
+        after = self.game.reveal(state, list(late))
         self._tell_trump(state, after)
         return after
 
@@ -490,13 +486,13 @@ class NetTable:
                 trick = peek.trick + 1
         self.model.show_peek(trick, event.target, event.card)
 
-    def _audited(self, event: RoundAudited) -> None:
+    def _audited(self, event: RoundConfirmed) -> None:
         """S-7.1: the round is confirmed and every prediction is public now."""
         session = self.session
         assert session is not None
         round_no = event.round + 1
         if len(session.rounds) == round_no:
-            full = session.full_state
+            full = session.state
         else:  # never expected: the session is past this round already
             full = replay(session.record()).rounds[event.round].moves[-1][1]
         model = self.model
@@ -510,21 +506,14 @@ class NetTable:
         if self.pause_between_rounds and self.game.expected(full).phase != "over":
             self._pause()
 
-    def _blamed(self, event: Blamed, reason: str | None = None) -> None:
+    def _exposed(self, event: Exposed) -> None:
+        """A proof every seat checks showed `event.seat`'s fault (P-5.4)."""
         model = self.model
-        name = model.name(event.seat) if event.seat is not None else model.text("blame_someone")
         model.set_audit(
-            max(self.round_no, 1), False, "audit_blame", name=name, rule=shown(event.rule, 40), why=why_key(event.rule),
-            reason=shown(event.message) if reason is None else reason,  # a peer's words (I7)
+            max(self.round_no, 1), False, "audit_blame", name=model.name(event.seat), rule=shown(event.rule, 40),
+            why=why_key(event.rule), reason=shown(event.reason),  # derived from a peer's message (P-6.7)
         )  # fmt: skip
         self._drop_decision()
-
-    def _verdict(self, blame: Blamed, convicted: tuple[int | None, ...]) -> None:
-        """The settled verdict, in words every honest seat's screen shares: the seat, the rule and who
-        was convicted, not this seat's own evidence, which may differ (red team 21 #5)."""
-        model = self.model
-        names = [model.name(s) if s is not None else model.text("blame_someone") for s in convicted]
-        self._blamed(blame, model.text("verdict_convicted", names=", ".join(names)))
 
     # --- what the screen shows between events ---------------------------------------------------------
     def _sync(self) -> None:
@@ -533,14 +522,15 @@ class NetTable:
         if session is None or runner is None or model.game_over is not None:
             return
         state = session.view()
-        if self.round_no == 0 and session.round is not None and session.stage == "play":
-            self.round_no = session.round.index + 1  # resumed from the journal: no Dealt was told
+        playing = session.phase == "play"
+        if self.round_no == 0 and playing:
+            self.round_no = session.round_index + 1  # resumed from the journal: no Dealt was told
             model.add_event("ev_resumed", round=self.round_no)
-        if self.shadow is not None and state is not self.shadow and session.stage == "play":
+        if self.shadow is not None and state is not self.shadow and playing:
             self._tell_trump(self.shadow, state)
-        if session.stage == "play" or self.shadow is None:
+        if playing or self.shadow is None:
             self.shadow = state
-        if self.shadow is not None and session.stage != "over":
+        if self.shadow is not None and not session.complete:
             view = self._view(self.shadow)
             if view != model.view:
                 model.update_state(view, self.round_no or None)
@@ -550,8 +540,7 @@ class NetTable:
     def _show_committed(self, session: TableSession) -> None:
         """Who has made a hidden choice (a prediction, a 6 nimmt! card) that is not applied yet: public,
         shown as the in-process table shows it (a mark, never the card)."""
-        rd = session.round
-        committed = tuple(sorted(rd.phase_commits)) if rd is not None and session.stage == "play" else ()
+        committed = session.committed() if session.phase == "play" else ()
         if committed != self.model.recent.get("committed", ()):
             self.model.set_recent("committed", committed)
 
@@ -563,17 +552,18 @@ class NetTable:
         seats: tuple[int, ...] = ()
         reconnecting = False
         status: str | None = None
-        if session.stage == "over":
+        phase = session.phase
+        if session.complete:
             status = "net_saving"
         elif runner.network_lost:  # every link down: "waiting for everyone to reconnect" would blame the others
             status = "net_lost"
-        elif waiting is not None:
-            others = [s for s in waiting.seats if s != me]
+        elif waiting:
+            others = sorted({w.seat for w in waiting if w.seat != me})
             gone = tuple(s for s in others if s in self._ever_connected and s not in runner.connected)
             if gone:
                 seats, reconnecting = gone, True
-            elif waiting.automatic and session.stage in ("seed", "deal", "audit"):
-                status = {"seed": "net_starting", "deal": "net_dealing", "audit": "net_auditing"}[session.stage]
+            elif all(w.automatic for w in waiting) and phase in ("seed", "deal", "audit"):
+                status = {"seed": "net_starting", "deal": "net_dealing", "audit": "net_auditing"}[phase]
             else:
                 seats = tuple(others)
         shown = ("waiting", seats, reconnecting, status, bool(model.moves))
@@ -591,12 +581,9 @@ class NetTable:
         model = self.model
         session = self.session
         self.record_path = self._keep_record(outcome.record_path)
-        state = session.full_state if session is not None else None
+        state = session.state if session is not None else None
         totals = self.game.totals(state) if state is not None else (0,) * len(model.players)
-        if outcome.blame is not None:  # the verdict shown is the settled one, whatever came last (I2)
-            convicted = tuple(session.convicted) if session is not None else (outcome.blame.seat,)
-            self._verdict(outcome.blame, tuple(sorted(convicted, key=lambda s: -1 if s is None else s)))
-        stopped = outcome.blame is not None or outcome.stopped is not None or outcome.network_lost
+        stopped = not outcome.complete
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
         model.set_game_over(

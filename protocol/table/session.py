@@ -1,167 +1,1007 @@
-"""The table session: one peer's sans-IO state machine for a whole game (P-1 … P-5).
+"""One seat's table session: a sans-IO state machine with one entry point, `handle(event)`.
 
-A `TableSession` takes the table's settings, its own identity and the current time; then it is fed
-bytes that arrived from other seats (`receive`), the local player's decisions (`decide`) and the
-passing of time (`tick`). Each call returns `Output`s: `Send` (bytes for one seat, or for all) and
-events for the UI (`Dealt`, `Moved`, `PeekResult`, `RoundAudited`, `Blamed`, `Stopped`,
-`NetworkLost`, `Refused`, `GameOver`). It never touches a socket, a clock or a thread, and no
-input makes it raise (I3).
+It takes frozen input events (`values.Input`: bytes from a link, the local player's move, the time, a
+link change, a stop or leave the runner decided) and returns outputs (bytes to send, events for the
+screen). It reads no clock and draws all its randomness from the seed it was made with, so replaying a
+seat's journal (the stream of its input events) into a new session gives the same signed messages,
+byte for byte (P-5.6).
 
-A round goes: shuffle passes (seat by seat) → lock passes (seat by seat) → every seat sends each
-other seat the keys of its hand privately and publishes the keys of the table cards → play in
-lockstep, hidden choices by commit–reveal → every seat publishes its secrets → audit: the deck
-is rebuilt, every commitment opened, and the round replayed with full knowledge through the engine
-→ the round is confirmed and written to the game record, or a blame names the seat and the rule.
-The first dealer comes from a jointly random seed (P-3.2). See docs/PROTOCOL.md.
+What it does with what comes in:
 
-Message order: every public message is signed, sequenced and hash-linked (P-1.3) and goes through
-a `ChainTracker`; accepted messages wait in their author's inbox and are handled strictly in the
-author's order once the table has reached the point they belong to (moves carry the step number
-and the hash of the public state they were made on). A peer forwards each public message it got
-straight from its author to every seat, so equivocation shows and a lost link loses nothing.
+* every public message goes through its author's chain for the round (P-1.3): a second version at a
+  place already filled is a fork, exposed at once by its two signed halves; a message past a gap is
+  held (bounded, P-6.6); every message accepted is passed on to every seat (gossip), so a message any
+  honest seat holds reaches the rest, and the messages a message names go out before it;
+* the round's `ledger.RoundLedger` takes the messages in the rules' order, each judged on the history
+  it names; a message it refuses is a fault, proven by that message and its history (`verify`);
+* private messages (hand keys, peek answers) are judged the same way by `ledger.judge_private`.
 
-The stages and message kinds are stated once, in `protocol.table._state`; each phase lives in its
-own module (`seed`, `deal`, `play`, `audit`, `blame`, `clocks`, `inbox`), mixed into this class.
+Every exposure goes through `verify.verify`, here and at every seat the proof is passed on to. A seat
+that owes a step is only waited for (`waiting`, `due`): a stop, a leave or a timeout convicts nobody.
+The phases and what moves between them are in `protocol.table.phases`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from engine.api import IllegalMove
-from engine.record import GameRecord
-from protocol.commitment import commit
-from protocol.encoding import canonical, sha256_hex
+from engine.api import Game, IllegalMove, JSONObject
+from engine.games import get_game
+from engine.record import GameRecord, RoundRecord
+from protocol.commitment import Opening, commit
+from protocol.deck import (
+    KeyOpening,
+    LockSecret,
+    SeatSecrets,
+    ShuffleSecret,
+    check_key_opening,
+    key_opening,
+    lock_pass,
+    open_position,
+    random_permutation,
+    random_scalar,
+    shuffle_pass,
+)
+from protocol.encoding import canonical, decode, sha256_hex
 from protocol.errors import CheatDetected, ProtocolError
-from protocol.signed import EquivocationDetected, SignedMessage
-from protocol.table._state import CHOICE_TAG, SEED_TAG
-from protocol.table.audit import AuditMixin
-from protocol.table.blame import BlameMixin
-from protocol.table.clocks import ClockMixin
-from protocol.table.deal import DealMixin
-from protocol.table.inbox import InboxMixin
-from protocol.table.play import PlayMixin
-from protocol.table.seed import SeedMixin
-from protocol.table.values import Output, Refused
+from protocol.identity import Identity
+from protocol.signed import MAX_MESSAGE_BYTES, SignedMessage, sign_message
+from protocol.table import phases
+from protocol.table.ledger import Fault, Owed, RoundLedger, RoundStart, judge_private, remember_pass, round_messages
+from protocol.table.messages import (
+    CHOICE_TAG,
+    KINDS,
+    MAX_ROUND_BYTES,
+    MAX_ROUND_MESSAGES,
+    PRIVATE_KINDS,
+    PROTOCOL_VERSION,
+    PUBLIC_KINDS,
+    SEED_TAG,
+    History,
+    private_channel,
+    record_digest,
+)
+from protocol.table.values import (
+    NOTE_GRACE,
+    Decided,
+    Dealt,
+    Exposed,
+    Finished,
+    GameOver,
+    Input,
+    Leave,
+    LinkChanged,
+    Moved,
+    NoteWaiting,
+    Output,
+    PeekResult,
+    Received,
+    Refused,
+    RoundConfirmed,
+    Send,
+    Start,
+    StopFor,
+    Stopped,
+    TableSettings,
+    Tick,
+    Waiting,
+)
+from protocol.table.verify import Conviction, Plan, rounds_json, verify
+
+MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
+MAX_PENDING_PROOFS = 16
+PERSON_KINDS = frozenset({"move", "commit"})
+MAX_FUTURE_BYTES = 4 << 20
 
 
-class TableSession(InboxMixin, ClockMixin, SeedMixin, DealMixin, PlayMixin, AuditMixin, BlameMixin):
-    """One seat's view of one table, from the first shuffle to the game record."""
+class _Chain:
+    """One author's chain on one channel in one round: accepted messages, and those past a gap."""
 
-    def start(self, now: float) -> list[Output]:
-        """Open the game: commit to this seat's share of the first dealer's seed (P-3.2)."""
-        self.now = self.since = now
-        value = self.entropy(32)
-        commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, value, self.entropy(32))
-        self.my_seed = opening
-        self._publish("seed.commit", {"digest": commitment.hex()})
-        return self.drain()
+    __slots__ = ("bytes", "held", "msgs")
 
-    def receive(self, sender: int | None, data: bytes, now: float) -> list[Output]:
-        """Bytes that arrived on the link from seat `sender` (None: not known). Never raises (I3).
-        Afterwards `last_input_kept` says whether the input was kept (chained or held, or it left what a
-        later input is judged by: a declined proof, a fork half's vouch; red team 16 #3, #4): the runner
-        journals exactly those inputs, so a refused or duplicate input never reaches the disk (I6)."""
-        self.now = now
-        self.last_input_kept = False
-        if self.stage == "ended":
-            return self.drain()
+    def __init__(self) -> None:
+        self.msgs: list[SignedMessage] = []
+        self.held: dict[int, SignedMessage] = {}
+        self.bytes = 0
+
+
+class TableSession:
+    """One seat's view of one table, from the first dealer's seed to the signed end (P-5.8)."""
+
+    def __init__(self, settings: TableSettings, identity: Identity, seed: bytes) -> None:
+        self.settings = settings
+        self.identity = identity
+        self.game: Game[Any, Any, Any, Any] = get_game(settings.game)
+        self.options = self.game.options_from_json(settings.options)
+        self.n = len(settings.seats)
+        self.seat_of = {public.peer_id: seat for seat, public in enumerate(settings.seats)}
+        if identity.peer_id not in self.seat_of:
+            raise ProtocolError("P-6.7", "this laptop's key has no seat in the plan")
+        self.me = self.seat_of[identity.peer_id]
+        self.plan = Plan(settings.table, self.game, self.options, settings.seats)
+        self._seed = hashlib.sha256(b"lanplay/session-entropy/v1\0" + seed).digest()
+        self._drawn = 0
+        self._ending = False
+        self.rounds: list[RoundRecord] = []
+        self.state: Any = self.game.new_game(self.n, self.options)  # full state after the confirmed rounds
+        self.void: JSONObject | None = None  # the round cut short, if any
+        self.stops: list[JSONObject] = []  # every stop and leave of the game (counted against seats)
+        self.proofs: list[JSONObject] = []
+        self.convictions: dict[int, Conviction] = {}
+        self.left: set[int] = set()
+        self.links = [True] * self.n
+        self.link_down_since: dict[int, float] = {}
+        self.now = 0.0
+        self.last_kept = False
+        self.finished = False
+        self.complete = False
+        self._out: list[Output] = []
+        self._pending_proofs: list[JSONObject] = []
+        self._future: dict[int, list[tuple[int | None, SignedMessage]]] = {}
+        self._future_bytes = 0
+        self._since: dict[Owed, float] = {}
+        self._noted_for: frozenset[Owed] = frozenset()
+        self._sent_end: str | None = None
+        self._finished_told = False
+        self._begin_round()
+
+    @property
+    def phase(self) -> phases.Phase:
+        """Derived from what the round's ledger took (the table of changes: `protocol.table.phases`)."""
+        ledger = self.ledger
+        if self.finished:
+            return "finished"
+        if self._ending:
+            return "ending"
+        if ledger.stopped or ledger.faults or self.convictions:
+            return "stopping"
+        if ledger.ended is not None:
+            return "audit"
+        if ledger.dealt:
+            return "play"
+        return "seed" if ledger.dealer is None else "deal"
+
+    # -- randomness ------------------------------------------------------------------------------
+    def _entropy(self, size: int) -> bytes:
+        """The seat's own random bytes: a stream from its seed, so a journal replay draws the same."""
+        out = b""
+        while len(out) < size:
+            out += hashlib.sha256(self._seed + self._drawn.to_bytes(8, "big")).digest()
+            self._drawn += 1
+        return out[:size]
+
+    # -- rounds ----------------------------------------------------------------------------------
+    @property
+    def round_index(self) -> int:
+        return len(self.rounds)
+
+    def _begin_round(self) -> None:
+        rec = record_digest(rounds_json(self.rounds))
+        start = RoundStart(self.settings.table, self.game, self.options, self.settings.seats, self.round_index, self.state, rec)
+        self.ledger = RoundLedger(start)
+        self.rec = rec
+        self.public = [_Chain() for _ in range(self.n)]
+        self.private_in = [_Chain() for _ in range(self.n)]
+        self.private_out: list[list[SignedMessage]] = [[] for _ in range(self.n)]
+        self.private_judged = [0] * self.n
+        self.private_got = [0] * self.n
+        self.forwarded: set[str] = set()
+        self.applied = 0  # ledger log entries applied to this seat's own state
+        self.my_state: Any = None
+        self.dealt_state: Any = None  # this seat's state right after the deal (what the screen starts from)
+        self.my_cards: dict[int, str] = {}
+        self.hand_keys: dict[int, dict[int, KeyOpening]] = {}
+        self.openings: dict[int, Opening] = {}  # point -> opening of this seat's hidden choice there
+        self.choices: dict[int, JSONObject] = {}  # point -> the move this seat chose there
+        self.peeks_answered: dict[int, int] = {}
+        self.peek_cards: dict[int, str] = {}
+        self.private_fault = False
+        self.told_moves = 0
+        self.told_stops = 0
+        self.told_dealt = False
+        self.audited = False
+        self.exposed_here: set[int] = set()
+        self.my_stop = False
+        self.my_shuffle: ShuffleSecret | None = None
+        self.my_lock: LockSecret | None = None
+
+    def _deck_secrets(self) -> tuple[ShuffleSecret, LockSecret]:
+        """This seat's shuffle and lock secrets for the round, drawn when the deck is known."""
+        if self.my_shuffle is None or self.my_lock is None:
+            ctx = self.ledger.ctx
+            assert ctx is not None
+            self.my_shuffle = ShuffleSecret(random_scalar(self._entropy), random_permutation(ctx.size, self._entropy))
+            self.my_lock = LockSecret.new(ctx.size, entropy=self._entropy)
+        return self.my_shuffle, self.my_lock
+
+    # -- the one entry point ---------------------------------------------------------------------
+    def handle(self, event: Input) -> tuple[Output, ...]:
+        """Take one input event; return what to send and tell. Never raises (P-6.3)."""
+        self.now = event.now
+        self.last_kept = False
         try:
-            msg = SignedMessage.from_wire(data)
-        except ProtocolError as exc:
-            self._out.append(Refused(sender, exc.rule, f"unreadable message: {exc.message}"))
-            return self.drain()
-        try:
-            if msg.kind.startswith("p."):
-                self._accept_private(sender, msg)
-            else:
-                self._accept_public(sender, msg)
+            if isinstance(event, Received):
+                self._received(event.sender, event.data)
+            elif isinstance(event, Decided):
+                self._decided(event.move)
+            elif isinstance(event, Start):
+                self._start()
+            elif isinstance(event, LinkChanged):
+                self._link(event.seat, event.up)
+            elif isinstance(event, StopFor):
+                self._stop_for(event)
+            elif isinstance(event, Leave):
+                self._leave()
+            elif isinstance(event, NoteWaiting):
+                if self.note_due(event.now):
+                    self._noted_for = frozenset(o for o in self._since if o.to == self.me)
+                    self._publish("wait", {})
+            elif not isinstance(event, Tick):
+                raise ProtocolError("P-6.3", f"unknown input {type(event).__name__}")
+            if not isinstance(event, Tick):
+                self._pump()
+        except Exception as exc:  # P-6.3: a bug must not turn one input into a crash loop
+            self._out.append(Refused(getattr(event, "sender", None), "P-6.3", f"input could not be handled: {exc!r}"))
+        self._clocks()
+        out, self._out = tuple(self._out), []
+        return out
+
+    def _start(self) -> None:
+        if self.round_index == 0 and not self.ledger.chains[self.me]:
             self._pump()
-            self._halt_for_waiting_blame()
-        except EquivocationDetected as exc:
-            self._blame_equivocation(exc)
-        except CheatDetected as exc:
-            self._blame(exc.seat, exc.rule, exc.message, (msg.to_json(),))
+
+    # -- receiving ---------------------------------------------------------------------------------
+    def _received(self, sender: int | None, data: bytes) -> None:
+        if len(data) > MAX_MESSAGE_BYTES:
+            self._out.append(Refused(sender, "P-6.6", f"a message of {len(data)} bytes is over the limit"))
+            return
+        try:
+            raw = decode(data, MAX_MESSAGE_BYTES)
+        except ProtocolError as exc:
+            self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
+            return
+        if set(raw) == {"proof"}:
+            self._proof_received(raw["proof"])
+            return
+        try:
+            msg = SignedMessage.from_json(raw)
+        except ProtocolError as exc:
+            self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
+            return
+        author = self.seat_of.get(msg.author)
+        if author is None or msg.kind not in KINDS:
+            self._out.append(Refused(sender, "P-6.6", "a message of no seat, or of an unknown kind"))
+            return
+        if author == self.me:
+            return  # our own, passed back by gossip
+        if msg.round < self.round_index or msg.round > self.round_index + 1 or self.finished and msg.round != self.round_index:
+            return  # a round gone by, or not ours yet to hold
+        if msg.kind in PRIVATE_KINDS:
+            if msg.table != private_channel(self.settings.table, msg.author, self.identity.peer_id):
+                return  # another seat's private message, or one of another table
+        elif msg.table != self.settings.table:
+            self._out.append(Refused(sender, "P-1.3", "a public message of another table"))
+            return
+        if msg.round == self.round_index + 1:
+            self._hold_future(sender, author, msg, len(data))
+            return
+        self._accept(author, msg, len(data))
+
+    def _hold_future(self, sender: int | None, author: int, msg: SignedMessage, size: int) -> None:
+        if self._future_bytes + size > MAX_FUTURE_BYTES:
+            return
+        try:
+            msg.verify(self.settings.seats[author])
         except ProtocolError as exc:
             self._out.append(Refused(sender, exc.rule, exc.message))
-        except Exception as exc:  # I3: a bug must not turn one input into a crash loop
-            self._out.append(Refused(sender, "P-1.3", f"input could not be handled (internal error): {exc!r}"))
-        self._touch_clocks()
-        return self.drain()
+            return
+        self._future.setdefault(msg.round, []).append((sender, msg))
+        self._future_bytes += size
+        self.last_kept = True
 
-    def decide(self, move: Any, now: float) -> list[Output]:
-        """The local player's move; IllegalMove (nothing sent) if it is not one of `decision()`."""
-        self.now = now
-        if move not in self.decision():
-            raise IllegalMove("P-5.1", "that move is not open to you now")
-        rd = self.round
-        assert rd is not None
-        kind = self.game.expected(self.state).kind
-        move_json = self.game.move_to_json(move)
-        if self.game.hidden_choice(kind) is not None:
-            value = self._card_reference(move_json[kind])
-            commitment, opening = commit(
-                CHOICE_TAG, self.settings.table, rd.index, self.me, canonical(value), self.entropy(32)
-            )
-            rd.my_choice = (move, opening)
-            self.hidden_openings[rd.step] = opening
-            self._publish("commit", {"step": rd.step, "state": self.state_hash(), "digest": commitment.hex()})
-        else:
-            wire = dict(move_json)
-            for name in self.game.hand_card_fields():
-                if name in wire and wire[name] is not None:
-                    wire[name] = self._wire_card(wire[name])
-            self._publish("move", {"step": rd.step, "state": self.state_hash(), "move": wire})
-        try:  # the move may let queued peer messages go on: they meet the same guard as in `receive` (I3)
-            self._pump_safely()
-        except Exception as exc:
-            self._out.append(Refused(None, "P-1.3", f"input could not be handled (internal error): {exc!r}"))
-        self._touch_clocks()
-        return self.drain()
+    def _accept(self, author: int, msg: SignedMessage, size: int) -> None:
+        private = msg.kind in PRIVATE_KINDS
+        chain = self.private_in[author] if private else self.public[author]
+        msgs = chain.msgs
+        if msg.seq < len(msgs):
+            held = msgs[msg.seq]
+            if held.digest() == msg.digest():
+                return  # a duplicate
+            try:
+                msg.verify(self.settings.seats[author])
+            except ProtocolError:
+                return
+            self._fork(held, msg)
+            return
+        if len(msgs) + len(chain.held) >= MAX_ROUND_MESSAGES or chain.bytes + size > MAX_ROUND_BYTES:
+            return  # P-6.6: over what one seat may make this seat keep in a round
+        if msg.seq > len(msgs):
+            if msg.seq in chain.held or len(chain.held) >= MAX_HELD:
+                return
+            try:
+                msg.verify(self.settings.seats[author])
+            except ProtocolError:
+                return
+            chain.held[msg.seq] = msg
+            chain.bytes += size
+            self.last_kept = True
+            return
+        try:
+            msg.verify(self.settings.seats[author])
+        except ProtocolError as exc:
+            self._out.append(Refused(author, exc.rule, exc.message))
+            return
+        self.last_kept = True
+        chain.bytes += size
+        self._chain(author, msg, private)
+        while len(chain.msgs) in chain.held:  # messages past the gap it filled
+            self._chain(author, chain.held.pop(len(chain.msgs)), private)
 
+    def _chain(self, author: int, msg: SignedMessage, private: bool) -> None:
+        chain = self.private_in[author] if private else self.public[author]
+        prev = chain.msgs[-1].digest() if chain.msgs else "0" * 64
+        if msg.prev != prev:
+            self._fork(chain.msgs[-1], msg)
+            return
+        chain.msgs.append(msg)
+        if private:
+            self.private_got[author] = len(chain.msgs)
+            return
+        self.ledger.add(author, msg)
+        if msg.digest() not in self.forwarded:
+            self.forwarded.add(msg.digest())
+            self._out.append(Send(None, msg.to_wire(), forward=True))
+
+    def _fork(self, first: SignedMessage, second: SignedMessage) -> None:
+        proof: JSONObject = {"kind": "fork", "first": first.to_json(), "second": second.to_json()}
+        self._expose(proof, send=True)
+
+    # -- proofs --------------------------------------------------------------------------------------
+    def _expose(self, proof: JSONObject, send: bool) -> None:
+        """Check `proof` with the one `verify` and, if it holds, expose its seat here and pass it on."""
+        try:
+            conviction = verify(self.plan, proof, self.rounds)
+        except ProtocolError as exc:
+            self._out.append(Refused(None, exc.rule, f"a proof that shows nothing: {exc.message}"))
+            return
+        if conviction.seat in self.convictions:
+            return
+        self.convictions[conviction.seat] = conviction
+        self.proofs.append(proof)
+        self.exposed_here.add(conviction.seat)
+        self.last_kept = True
+        self._out.append(Exposed(conviction.seat, conviction.rule, conviction.reason, proof))
+        if send:
+            self._out.append(Send(None, canonical({"proof": self._wire_proof(proof)}), forward=True))
+
+    def _wire_proof(self, proof: JSONObject) -> JSONObject:
+        """A proof as it travels: messages every seat of the round holds named by place and digest."""
+        if proof.get("kind") == "fork":
+            return proof
+        key = "history" if proof.get("kind") == "refused" else "messages"
+        items = proof.get(key)
+        assert isinstance(items, list)
+        refs = []
+        for item in items:
+            msg = SignedMessage.from_json(item)
+            refs.append([self.seat_of[msg.author], msg.seq, msg.digest()])
+        return {**proof, key: refs}
+
+    def _proof_received(self, raw: object) -> None:
+        if not isinstance(raw, dict):
+            return
+        if len(self._pending_proofs) >= MAX_PENDING_PROOFS:
+            return
+        self._pending_proofs.append(raw)
+        self.last_kept = True
+
+    def _resolve_proofs(self) -> None:
+        """Proofs from other seats whose named messages are all here now are checked (P-5.4)."""
+        waiting: list[JSONObject] = []
+        for raw in self._pending_proofs:
+            if raw.get("kind") == "fork":
+                self._expose(raw, send=True)
+                continue
+            if raw.get("round") != self.round_index:
+                continue
+            key = "history" if raw.get("kind") == "refused" else "messages"
+            refs = raw.get(key)
+            if not isinstance(refs, list) or len(refs) > 20_000:
+                continue
+            resolved: list[JSONObject] = []
+            for ref in refs:
+                msg = self._held(ref)
+                if msg is None:
+                    break
+                resolved.append(msg.to_json())
+            else:
+                self._expose({**raw, key: resolved}, send=True)
+                continue
+            waiting.append(raw)
+        self._pending_proofs = waiting
+
+    def _held(self, ref: object) -> SignedMessage | None:
+        if not (isinstance(ref, list) and len(ref) == 3 and isinstance(ref[0], int) and isinstance(ref[1], int)):
+            return None
+        seat, seq, digest = ref
+        if not 0 <= seat < self.n or not 0 <= seq < len(self.ledger.chains[seat]):
+            return None
+        msg = self.ledger.chains[seat][seq]
+        return msg if msg.digest() == digest else None
+
+    def _fault_proof(self, fault: Fault) -> JSONObject | None:
+        msg = fault.message
+        if msg is None:
+            return None
+        history = self.ledger.history(fault.seat, msg.seq) if msg.kind not in PRIVATE_KINDS else None
+        if history is None:
+            from protocol.table.messages import read_history
+
+            try:
+                history = read_history(msg.body, self.n, fault.seat, msg.seq, msg.prev, private=True)
+            except CheatDetected:
+                history = History(self.rec, tuple(None for _ in range(self.n)), tuple(0 for _ in range(self.n)))
+        named = [
+            m.to_json()
+            for seat in range(self.n)
+            for m in self.ledger.chains[seat][: history.count(seat) if seat != fault.seat or msg.kind in PRIVATE_KINDS else msg.seq]
+        ]
+        return {"kind": "refused", "round": self.round_index, "message": msg.to_json(), "history": named}
+
+    # -- sending -------------------------------------------------------------------------------------
+    def _history(self) -> JSONObject:
+        heads: list[object] = []
+        for seat in range(self.n):
+            taken = self.ledger.cursor[seat]
+            heads.append(None if taken == 0 else [taken - 1, self.ledger.chains[seat][taken - 1].digest()])
+        return {"rec": self.rec, "heads": heads, "got": list(self.private_got)}
+
+    def _publish(self, kind: str, body: JSONObject, made: tuple[Any, Any] | None = None) -> None:
+        chain = self.ledger.chains[self.me]
+        seq = len(chain)
+        if seq != self.ledger.cursor[self.me]:
+            raise ProtocolError("P-5.6", "this seat's own previous message is not taken yet")
+        prev = chain[-1].digest() if chain else "0" * 64
+        msg = sign_message(self.identity, self.settings.table, self.round_index, seq, prev, kind, {**body, "on": self._history()})
+        self.public[self.me].msgs.append(msg)
+        if made is not None:
+            remember_pass(msg.digest(), made[0], made[1])
+        self.ledger.add(self.me, msg)
+        self.forwarded.add(msg.digest())
+        self._out.append(Send(None, msg.to_wire()))
+        self.ledger.advance()
+
+    def _send_private(self, to: int, kind: str, body: JSONObject) -> None:
+        chain = self.private_out[to]
+        channel = private_channel(self.settings.table, self.identity.peer_id, self.settings.seats[to].peer_id)
+        prev = chain[-1].digest() if chain else "0" * 64
+        msg = sign_message(self.identity, channel, self.round_index, len(chain), prev, kind, {**body, "on": self._history()})
+        chain.append(msg)
+        self._out.append(Send(to, msg.to_wire()))
+
+    def catch_up(self, seat: int) -> tuple[Send, ...]:
+        """Everything of this round a seat whose link came back may have missed: every public message
+        held here and this seat's private messages to it. Signs nothing."""
+        out = [Send(seat, m.to_wire(), forward=True) for s in range(self.n) for m in self.ledger.chains[s]]
+        out.extend(Send(seat, m.to_wire()) for m in self.private_out[seat])
+        return tuple(out)
+
+    # -- the pump: everything that follows from what is here -----------------------------------------
+    def _pump(self) -> None:
+        for _ in range(64):  # each pass can only move the round on; a bound keeps a bug from spinning
+            self.ledger.advance()
+            before = (len(self._out), self.round_index, len(self.ledger.chains[self.me]))
+            self._judge_private()
+            self._faults()
+            self._resolve_proofs()
+            self._own_view()
+            self._tell()
+            self._audit()
+            self._own_steps()
+            self._end()
+            if (len(self._out), self.round_index, len(self.ledger.chains[self.me])) == before:
+                break
+
+    def _faults(self) -> None:
+        for fault in self.ledger.faults:
+            if fault.seat in self.convictions or fault.seat in self.exposed_here:
+                continue
+            proof = self._fault_proof(fault)
+            self.exposed_here.add(fault.seat)
+            if proof is not None:
+                self._expose(proof, send=True)
+
+    def _judge_private(self) -> None:
+        for sender in range(self.n):
+            chain = self.private_in[sender].msgs
+            while self.private_judged[sender] < len(chain):
+                msg = chain[self.private_judged[sender]]
+                verdict = judge_private(self.ledger, sender, self.me, msg)
+                if verdict == "wait":
+                    break
+                self.private_judged[sender] += 1
+                if isinstance(verdict, Fault):
+                    proof = self._fault_proof(verdict)
+                    if proof is not None:
+                        self._expose(proof, send=True)
+                    continue
+                if msg.kind == "p.keys":
+                    assert self.ledger.ctx is not None
+                    for item in msg.body["openings"]:  # type: ignore[union-attr]
+                        opening = KeyOpening.from_json(self.ledger.ctx, sender, item)
+                        self.hand_keys.setdefault(opening.position, {})[sender] = opening
+                elif verdict == "no card":
+                    self._audit_stop("a peeked prediction opens to no card: a pass replaced it")
+                elif isinstance(verdict, str):
+                    self.peek_cards[sender] = verdict
+                    self._out.append(PeekResult(sender, verdict))
+
+    # -- this seat's own knowledge -----------------------------------------------------------------
+    def _own_view(self) -> None:
+        """This seat's engine state with its own hand: built once its hand opens, then moved by every
+        move the ledger takes. A move only this seat's own cards refuse stops the round for an audit."""
+        ledger = self.ledger
+        if self.my_state is None:
+            if not ledger.dealt or ledger.ctx is None:
+                return
+            positions = ledger.layout_hands[self.me]
+            if any(len(self.hand_keys.get(p, {})) < self.n - 1 for p in positions):
+                return
+            _, lock = self._deck_secrets()
+            cards: list[str | None] = [None] * ledger.ctx.size
+            for position in positions:
+                keys = dict(self.hand_keys[position])
+                keys[self.me] = key_opening(self.me, lock, position)
+                self.hand_keys[position] = keys
+                try:
+                    code = open_position(ledger.ctx, position, ledger.locks[-1].points[position], [keys[s] for s in range(self.n)], ledger.commitments)
+                except CheatDetected:
+                    self._audit_stop(f"a card of this seat's hand (position {position}) opens to no card")
+                    self.my_state = False
+                    return
+                self.my_cards[position] = str(code)
+                cards[position] = str(code)
+            for position, code in ledger.table_cards.items():
+                if position in ledger.table_positions:
+                    cards[position] = code
+            assert ledger.dealer is not None
+            deal = self.game.deal_from_cards(self.state, ledger.dealer, cards)
+            self.my_state = self.dealt_state = self.game.start_round(self.state, deal)
+            hand = tuple(self.my_cards[p] for p in positions)
+            self._out.append(Dealt(self.round_index, hand, tuple(ledger.table_cards[p] for p in ledger.table_positions)))
+        if self.my_state is False or self.private_fault:
+            return
+        while self.applied < len(ledger.log):
+            point, move_json = ledger.log[self.applied]
+            self.applied += 1
+            try:
+                if "_reveal" in move_json:
+                    self.my_state = self.game.reveal(self.my_state, move_json["_reveal"])  # type: ignore[arg-type]
+                    continue
+                seat = int(str(move_json["seat"]))
+                mine = self.choices.get(point) if seat == self.me else None
+                self.my_state = self.game.apply(self.my_state, self.game.move_from_json(mine or move_json))
+            except Exception as exc:
+                self.private_fault = True
+                self._audit_stop(f"a move that this seat's own cards refuse: {exc}")
+                return
+
+    def _tell(self) -> None:
+        ledger = self.ledger
+        while self.told_moves < len(ledger.log):
+            _, move_json = ledger.log[self.told_moves]
+            self.told_moves += 1
+            if "_reveal" not in move_json:
+                self._out.append(Moved(int(str(move_json["seat"])), move_json))
+        while self.told_stops < len(ledger.stops):
+            author, _, body = ledger.stops[self.told_stops]
+            self.told_stops += 1
+            seat = body.get("seat")
+            owed = body.get("owed")
+            record = {"round": self.round_index, "by": author, "seat": seat, "owed": owed, "reason": body.get("reason")}
+            self.stops.append(record)
+            if owed == "left":
+                self.left.add(author)
+            self._out.append(Stopped(self.round_index, author, seat if isinstance(seat, int) else None, owed if isinstance(owed, str) else None, str(body.get("reason", ""))))
+
+    def _audit_stop(self, reason: str) -> None:
+        if not self.my_stop and not self._round_over_here():
+            self.my_stop = True
+            self._publish("stop", {"seat": None, "owed": None, "to": None, "reason": reason[:200]})
+
+    def _round_over_here(self) -> bool:
+        return self.me in self.ledger.secrets or self.me in self.left
+
+    # -- this seat's own steps -----------------------------------------------------------------------
+    def _own_steps(self) -> None:
+        ledger = self.ledger
+        if self.finished or self.me in self.left:
+            return
+        if (ledger.faults or self.convictions) and not ledger.stopped and not self.my_stop:
+            self._audit_stop("a seat was exposed: the round stops")
+        stopped = ledger.stopped or bool(ledger.faults)
+        if (stopped or ledger.ended is not None) and self.me not in ledger.secrets:
+            self._publish_secrets()
+            return
+        if stopped or self.me in ledger.secrets:
+            return
+        point = ledger.current()
+        if point is None or self.me not in point.seats or self.me in point.taken:
+            self._answer_peeks()
+            return
+        kind = point.kind
+        if kind == "seed.commit":
+            commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, self._entropy(32), self._entropy(32))
+            self.seed_opening = opening
+            self._publish("seed.commit", {"digest": commitment.hex()})
+        elif kind == "seed.reveal":
+            self._publish("seed.reveal", {"value": self.seed_opening.value.hex(), "nonce": self.seed_opening.nonce.hex()})
+        elif kind == "shuffle":
+            assert ledger.ctx is not None
+            shuffle, _ = self._deck_secrets()
+            deck = ledger.shuffles[-1].points if ledger.shuffles else ledger.ctx.cards.points
+            out = shuffle_pass(ledger.ctx, self.me, deck, shuffle, self._entropy)
+            self._publish("shuffle", out.to_json(), made=(deck, out))
+        elif kind == "lock":
+            assert ledger.ctx is not None
+            shuffle, lock = self._deck_secrets()
+            deck = ledger.locks[-1].points if ledger.locks else ledger.shuffles[-1].points
+            locked = lock_pass(ledger.ctx, self.me, deck, shuffle, lock, self._entropy)
+            self._publish("lock", locked.to_json(), made=(deck, locked))
+        elif kind == "open":
+            _, lock = self._deck_secrets()
+            for seat, positions in enumerate(ledger.layout_hands):
+                if seat != self.me:
+                    self._send_private(seat, "p.keys", {"openings": [key_opening(self.me, lock, p).to_json() for p in positions]})
+            self._publish("open", {"late": False, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.table_positions]})
+        elif kind == "open.late":
+            _, lock = self._deck_secrets()
+            self._publish("open", {"late": True, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.late_positions]})
+        elif kind == "reveal":
+            commit_point = len(ledger.points) - 2
+            opening = self.openings.get(commit_point)
+            if opening is not None:
+                body: JSONObject = {"value": opening.value.hex(), "nonce": opening.nonce.hex()}
+                reference = decode(opening.value, 1 << 16)
+                body["keys"] = self._card_keys(reference["pos"]) if "pos" in reference else None
+                self._publish("reveal", body)
+        self._answer_peeks()
+
+    def _answer_peeks(self) -> None:
+        """S-6.4: a peek granted at this seat is answered privately with its prediction's opening."""
+        ledger = self.ledger
+        if not ledger.peek_counts or self.me in ledger.secrets:
+            return
+        for (target, peeker), count in ledger.peek_counts[-1].items():
+            if target != self.me:
+                continue
+            while self.peeks_answered.get(peeker, 0) < count:
+                self.peeks_answered[peeker] = self.peeks_answered.get(peeker, 0) + 1
+                point, opening = next(
+                    ((p, o) for p, o in sorted(self.openings.items()) if self.game.hidden_choice(self._kind_at(p)) == "round"),
+                    (None, None),
+                )
+                if opening is None:
+                    continue
+                reference = decode(opening.value, 1 << 16)
+                self._send_private(peeker, "p.peek", {
+                    "trick": self.peeks_answered[peeker],
+                    "value": opening.value.hex(),
+                    "nonce": opening.nonce.hex(),
+                    "keys": self._card_keys(reference.get("pos")),
+                })
+
+    def _kind_at(self, point: int) -> str:
+        choice = self.choices.get(point)
+        if choice is None:
+            return ""
+        return next((k for k in choice if k != "seat"), "")
+
+    def _card_keys(self, position: object) -> list[JSONObject] | None:
+        if not isinstance(position, int) or position not in self.hand_keys:
+            return None
+        keys = self.hand_keys[position]
+        return [keys[s].to_json() for s in range(self.n)]
+
+    def _publish_secrets(self) -> None:
+        ledger = self.ledger
+        secrets_json: object = None
+        if len(ledger.locks) == self.n:
+            shuffle, lock = self._deck_secrets()
+            secrets_json = SeatSecrets(self.me, shuffle, lock).to_json()
+        openings = {str(point): {"value": o.value.hex(), "nonce": o.nonce.hex()} for point, o in self.openings.items()}
+        self._publish("secrets", {"secrets": secrets_json, "openings": openings})
+
+    # -- decisions -------------------------------------------------------------------------------------
     def decision(self) -> tuple[Any, ...]:
-        """The moves the local player may make now (empty when nothing is asked of them)."""
-        rd = self.round
-        if self.stage != "play" or rd is None or rd.aborting or self.my_claim is not None:
-            return ()  # a seat that claimed a timeout makes no move until the claim is settled (P-5.3)
-        if self._move_published(rd.step):
-            return ()  # P-5.1: one signed move per step; ours waits to be applied
-        expected = self.game.expected(self.state)
-        if expected.phase != "move" or self.me not in expected.seats:
+        """The moves the local player may make now (empty when nothing is asked of this seat)."""
+        ledger = self.ledger
+        if self.finished or self.my_state in (None, False) or self.private_fault or self.me in self.left:
             return ()
-        if self.game.hidden_choice(expected.kind) is not None and (self.me in rd.phase_commits or rd.my_choice):
+        if ledger.stopped or ledger.faults or self.convictions or ledger.ended is not None:
             return ()
-        return tuple(self.game.legal_moves(self.state, self.me))
+        point = ledger.current()
+        if point is None or point.kind not in PERSON_KINDS or self.me not in point.seats or self.me in point.taken:
+            return ()
+        if self.applied < len(ledger.log):
+            return ()
+        for (target, peeker), count in ledger.peek_counts[-1].items():  # S-6.4: the peek's answer first
+            if peeker == self.me and count > (1 if target in self.peek_cards else 0):
+                return ()
+        return tuple(self.game.legal_moves(self.my_state, self.me))
 
-    def _move_published(self, step: int) -> bool:
-        """This seat's own move or choice for `step` is signed and queued but not yet applied: a
-        second one for the same step would be an equivocation by an honest seat (P-5.1, I1)."""
-        return any(
-            m.kind in ("move", "commit") and m.round == self.round_index and m.body.get("step") == step
-            for m in self.inbox[self.me]
+    def decision_json(self) -> tuple[JSONObject, ...]:
+        return tuple(self.game.move_to_json(move) for move in self.decision())
+
+    def _decided(self, move_json: JSONObject) -> None:
+        options = self.decision_json()
+        if move_json not in options:
+            self._out.append(Refused(self.me, "P-5.1", "that move is not open to you now"))
+            return
+        ledger = self.ledger
+        point = len(ledger.points) - 1
+        kind = self.game.expected(self.my_state).kind
+        if self.game.hidden_choice(kind) is not None:
+            reference = self._reference(move_json[kind])
+            commitment, opening = commit(CHOICE_TAG, self.settings.table, self.round_index, self.me, canonical(reference), self._entropy(32))
+            self.openings[point] = opening
+            self.choices[point] = dict(move_json)
+            self._publish("commit", {"digest": commitment.hex()})
+            return
+        wire = dict(move_json)
+        for name in self.game.hand_card_fields():
+            if wire.get(name) is not None:
+                reference = self._reference(wire[name])
+                if "pos" in reference:
+                    wire[name] = {"pos": reference["pos"], "keys": self._card_keys(reference["pos"])}
+        self._publish("move", {"move": wire})
+
+    def _reference(self, card_json: object) -> JSONObject:
+        """What a hidden choice commits to and a move names: the hand position of a hidden hand's card."""
+        if self.game.hands_public(self.options):
+            return {"card": card_json}
+        code = str(card_json)
+        used = self.ledger.used | {
+            decode(o.value, 1 << 16).get("pos") for o in self.openings.values()  # type: ignore[misc]
+        }
+        for position, held in sorted(self.my_cards.items()):
+            if held == code and position not in used:
+                return {"pos": position}
+        raise IllegalMove("P-4.3", f"card {code} is not in this seat's hand")
+
+    # -- audit, rounds, the end -----------------------------------------------------------------------
+    def _audit(self) -> None:
+        ledger = self.ledger
+        if self.audited or ledger.audit is None:
+            return
+        self.audited = True
+        audit = ledger.audit
+        if audit.fault is not None:
+            proof: JSONObject = {
+                "kind": "audit",
+                "round": self.round_index,
+                "seat": audit.fault.seat,
+                "messages": [m.to_json() for m in round_messages(ledger)],
+            }
+            self._expose(proof, send=True)
+            self._void("the audit exposed a seat")
+            return
+        if audit.complete and not self.convictions and audit.record is not None and not ledger.faults:
+            if ledger.stopped:
+                pass  # a round whose play had ended stands, stop or not
+            self.rounds.append(audit.record)
+            self.state = audit.state
+            self._out.append(RoundConfirmed(self.round_index - 1, self.game.round_report(audit.state)))
+            if self.game.expected(audit.state).phase == "over":
+                self.complete = True
+                self._ending = True
+                self._out.append(GameOver(self.record(), self.game.winners(audit.state) or ()))
+                return
+            if ledger.stopped:
+                self._ending = True
+                return
+            self._next_round()
+            return
+        self._void("the round was stopped")
+
+    def _void(self, why: str) -> None:
+        ledger = self.ledger
+        record = ledger.audit.record if ledger.audit is not None else None
+        self.void = {"round": self.round_index, "why": why, "moves": list(record.moves) if record else []}
+        self._ending = True
+
+    def _next_round(self) -> None:
+        future = self._future.pop(self.round_index, [])
+        self._future_bytes = 0
+        self._begin_round()
+        for sender, msg in future:
+            author = self.seat_of[msg.author]
+            self._accept(author, msg, 0)
+
+    def record_digest(self) -> str:
+        return sha256_hex(canonical(self.summary()))
+
+    def summary(self) -> JSONObject:
+        """What every present seat signs at the end (P-5.8): the confirmed rounds and who was exposed."""
+        return {
+            "table": self.settings.table,
+            "rounds": rounds_json(self.rounds),
+            "exposed": sorted(self.convictions),
+            "complete": self.complete,
+        }
+
+    def present(self) -> tuple[int, ...]:
+        """Seats that sign the end: in the plan, not left, not exposed, not stopped for their secrets."""
+        away = {
+            int(str(s["seat"])) for s in self.stops if s.get("owed") in ("secrets", "end") and isinstance(s.get("seat"), int)
+        }
+        return tuple(s for s in range(self.n) if s not in self.left and s not in self.convictions and s not in away)
+
+    def _end(self) -> None:
+        if not self._ending and not (self.ledger.stopped or self.ledger.faults or self.convictions):
+            return
+        if not self._ending:
+            ledger = self.ledger
+            owing = [o for o in ledger.owed_now() if o.kind == "secrets"]
+            if ledger.audit is None and owing:
+                return  # the round's secrets are still coming (or waited for, `due`)
+            if ledger.audit is None:
+                self._void("the round was stopped")
+        if self.me in self.left:
+            return
+        digest = self.record_digest()
+        if digest != self._sent_end:
+            self._sent_end = digest
+            self._publish("end", {"record": digest})
+        present = self.present()
+        if all(self.ledger.ends.get(s) == digest for s in present):
+            if not self._finished_told:
+                self._finished_told = True
+                self.finished = True
+                self._out.append(Finished(self.record_json(), self.complete))
+
+    # -- the record --------------------------------------------------------------------------------
+    def record(self) -> GameRecord:
+        """The game record of every confirmed round (`lanplay-record/1`)."""
+        return GameRecord(self.game.id, self.settings.names, self.game.options_to_json(self.options), tuple(self.rounds), self.settings.bots)
+
+    def record_json(self) -> JSONObject:
+        """The record with what the table adds (docs/RECORDS.md): keys, proofs, stops, the void round."""
+        out = self.record().to_json()
+        out["table"] = {
+            "id": self.settings.table,
+            "protocol": PROTOCOL_VERSION,
+            "keys": [key.hex() for key in self.settings.seats],
+        }
+        out["complete"] = self.complete
+        out["exposed"] = [
+            {"seat": seat, "rule": c.rule, "reason": c.reason, "kind": c.kind} for seat, c in sorted(self.convictions.items())
+        ]
+        out["proofs"] = list(self.proofs)
+        out["stops"] = list(self.stops)
+        if self.void is not None:
+            out["void"] = self.void
+        out["end"] = {"digest": self.record_digest(), "signed_by": sorted(s for s, d in self.ledger.ends.items() if d == self.record_digest())}
+        return out
+
+    # -- links, stops, leaving ---------------------------------------------------------------------
+    def _link(self, seat: int, up: bool) -> None:
+        if not 0 <= seat < self.n or seat == self.me:
+            return
+        self.links[seat] = up
+        if up:
+            self.link_down_since.pop(seat, None)
+            self._out.extend(self.catch_up(seat))
+        else:
+            self.link_down_since.setdefault(seat, self.now)
+
+    def _stop_for(self, event: StopFor) -> None:
+        if self.my_stop or self.finished or self.me in self.left:
+            return
+        owed = Owed(event.seat, event.owed, event.to)
+        history = History(self.rec, self._heads(), tuple(self.private_got))
+        if owed not in self.ledger.owed_on(history, self.me):
+            self._out.append(Refused(self.me, "P-5.5", f"seat {event.seat} owes no {event.owed} now"))
+            return
+        self.my_stop = True
+        reason = f"waited {self.settings.patience:.0f} s for seat {event.seat}'s {event.owed}"
+        self._publish("stop", {"seat": event.seat, "owed": event.owed, "to": event.to, "reason": reason})
+
+    def _heads(self) -> tuple[tuple[int, str] | None, ...]:
+        return tuple(
+            None if self.ledger.cursor[s] == 0 else (self.ledger.cursor[s] - 1, self.ledger.chains[s][self.ledger.cursor[s] - 1].digest())
+            for s in range(self.n)
         )
 
+    def _leave(self) -> None:
+        if self.me in self.left or self.finished:
+            return
+        self._publish("leave", {})
+        self.left.add(self.me)
+        if self.me not in self.ledger.secrets:
+            self._publish_secrets()
+
+    # -- what the table waits for --------------------------------------------------------------------
+    def _owed(self) -> tuple[Owed, ...]:
+        owed = list(self.ledger.owed_now())
+        if self.ledger.dealt or len(self.ledger.locks) == self.n:
+            for sender in range(self.n):
+                if sender == self.me or sender in self.left:
+                    continue
+                due = self.ledger.private_due(sender, self.me)
+                if self.private_got[sender] < due and self.me not in self.ledger.secrets:
+                    owed.append(Owed(sender, "p.keys" if self.private_got[sender] == 0 else "p.peek", self.me))
+        return tuple(o for o in owed if o.seat not in self.left and o.seat not in self.convictions)
+
+    def _clocks(self) -> None:
+        """One clock per owed step, from when this seat first saw it owed (P-5.5)."""
+        if self.finished:
+            self._since.clear()
+            return
+        owed = set(self._owed())
+        self._since = {o: self._since.get(o, self.now) for o in owed}
+
+    def waiting(self, now: float | None = None) -> tuple[Waiting, ...]:
+        return tuple(
+            Waiting(o.seat, o.kind, since, o.to, o.kind not in PERSON_KINDS, self.links[o.seat])
+            for o, since in sorted(self._since.items(), key=lambda item: (item[1], item[0].seat))
+            if o.seat != self.me
+        )
+
+    def due(self, now: float) -> StopFor | None:
+        """The stop this seat may publish now: an owed step waited for past the table's patience (a
+        person's move only while its laptop is unlinked, or past the table's turn timer)."""
+        if self.my_stop or self.finished or self.me in self.left:
+            return None
+        patience = self.settings.patience
+        for o, since in sorted(self._since.items(), key=lambda item: (item[1], item[0].seat)):
+            if o.seat == self.me:
+                continue
+            if o.kind in PERSON_KINDS:
+                timer = self.settings.turn_timer
+                down = self.link_down_since.get(o.seat)
+                if not (timer is not None and now - since >= timer or down is not None and now - max(down, since) >= patience):
+                    continue
+            elif now - since < patience:
+                continue
+            return StopFor(o.seat, o.kind, o.to, now)
+        return None
+
+    def note_due(self, now: float) -> bool:
+        """A private step owed to this seat has been waited for NOTE_GRACE: say so publicly (P-5.5)."""
+        if self.my_stop or self.finished or self.me in self.left or self.me in self.ledger.secrets:
+            return False
+        mine = frozenset(o for o, since in self._since.items() if o.to == self.me and now - since >= NOTE_GRACE)
+        if not mine or mine <= self._noted_for:
+            return False
+        return True
+
+    # -- reading ---------------------------------------------------------------------------------------
     def view(self) -> Any:
         """This seat's engine state (what the local player may know)."""
-        return self.state
+        if self.my_state not in (None, False):
+            return self.my_state
+        return self.ledger.state if self.ledger.state is not None else self.state
 
-    def state_hash(self) -> str:
-        """SHA-256 of the canonical public state (P-2.2)."""
-        return sha256_hex(canonical(self.game.public_state(self.state)))
+    def late_cards(self) -> tuple[str, ...] | None:
+        """S-8.3: the late trump card(s), once every seat's keys opened them."""
+        ledger = self.ledger
+        if not ledger.late_positions or not all(p in ledger.table_cards for p in ledger.late_positions):
+            return None
+        return tuple(ledger.table_cards[p] for p in ledger.late_positions)
 
-    def record(self) -> GameRecord:
-        """The game record of every confirmed round so far."""
-        return GameRecord(
-            self.game.id,
-            self.settings.names,
-            self.game.options_to_json(self.options),
-            tuple(self.rounds),
-            self.settings.bots,
-        )
+    def committed(self) -> tuple[int, ...]:
+        """Seats whose hidden choice at the current point is in but not yet applied (shown as a mark)."""
+        point = self.ledger.current()
+        if point is None or point.kind != "commit":
+            return ()
+        return tuple(sorted(point.taken))
 
-    def messages(self) -> list[bytes]:
-        """Every public message accepted so far, in each author's order (for a peer catching up)."""
-        out: list[bytes] = []
-        for public in self.settings.seats:
-            out.extend(m.to_wire() for m in self.tracker.messages(public.peer_id))
-        return out
+    @property
+    def exposed(self) -> frozenset[int]:
+        return frozenset(self.convictions)
+
+    def convicted_lines(self) -> tuple[str, ...]:
+        return tuple(c.line(self.settings.names) for _, c in sorted(self.convictions.items()))
+

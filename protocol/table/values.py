@@ -1,45 +1,112 @@
-"""What a table session is configured with and what it hands out (settings, outputs, waiting)."""
+"""The table session's values: its settings, the input events it takes and the outputs it hands out.
+
+All frozen. The session has one entry point, `TableSession.handle(event)`; the journal of a seat is
+exactly the stream of these input events (P-5.6).
+"""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from engine.api import JSONObject
 from engine.record import BotSeat, GameRecord
 from protocol.identity import PublicIdentity
-from protocol.table._state import PRIVATE_DOMAIN
+
+DEFAULT_PATIENCE = 120.0  # seconds an owed step is waited for before a seat may stop the round (P-5.5)
+NOTE_GRACE = 2.0  # a private step owed to this seat for this long is said in a public `wait` note (P-5.5)
 
 
 @dataclass(frozen=True, slots=True)
 class TableSettings:
+    """What the signed plan fixes for every seat alike (P-6.7)."""
+
     table: str  # hex table id
     game: str
     options: JSONObject
     seats: tuple[PublicIdentity, ...]  # seat order
     names: tuple[str, ...]
-    step_timeout: float = 20.0  # automatic steps: passes, keys, reveals, secrets (P-5.3)
-    reconnect_timeout: float = 120.0  # how long a disconnected seat is waited for
-    turn_timeout: float | None = None  # a person's decision: no limit unless the table sets one
-    # I2: after a stop, a proof convicts here only within (k + 1) steps of this seat first knowing of a
-    # stop, k the other seats' blames naming the same seat (`blame._may_convict`). At least twice the
-    # longest delivery, one lost-and-resent TCP segment included.
-    convert_step: float = 2.5
-    bots: tuple[BotSeat, ...] = ()  # from the signed plan, so every seat writes the same record
+    patience: float = DEFAULT_PATIENCE
+    turn_timer: float | None = None  # a person's move: waited for without limit unless set
+    bots: tuple[BotSeat, ...] = ()
 
 
+# -- inputs ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Start:
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """Bytes from the link of seat `sender` (None: not known)."""
+
+    sender: int | None
+    data: bytes
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The local player's move, as the engine writes it in JSON."""
+
+    move: JSONObject
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passes. Never makes the session sign anything."""
+
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinkChanged:
+    seat: int
+    up: bool
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class StopFor:
+    """Publish a signed stop naming `seat`, which owes step `owed` (to seat `to`): what `due` says."""
+
+    seat: int
+    owed: str
+    to: int | None
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The local person leaves the table (a signed `leave`, then its secrets, P-5.7)."""
+
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class NoteWaiting:
+    """Publish a public note of what this seat has received on every private channel (P-5.5)."""
+
+    now: float
+
+
+Input = Start | Received | Decided | Tick | LinkChanged | StopFor | Leave | NoteWaiting
+
+
+# -- outputs -----------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Send:
     """Bytes for seat `to`, or for every other seat when `to` is None."""
 
     to: int | None
     data: bytes
-    forward: bool = False  # another seat's message passed on (gossip): nothing of ours depends on it
+    forward: bool = False  # another seat's message or a proof passed on (gossip)
 
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """Input refused without proof of who is at fault (malformed, bad signature, unknown key)."""
+    """Input refused with no proof of who is at fault (unreadable, forged, unknown seat)."""
 
     sender: int | None
     rule: str
@@ -47,42 +114,25 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
-class Blamed:
-    """The game stops: `seat` broke `rule` (None: certain cheating, author unknown)."""
+class Exposed:
+    """A proof that `seat` broke `rule` was verified here (P-5.4); `proof` is its full JSON."""
 
-    seat: int | None
+    seat: int
     rule: str
-    message: str
-    evidence: tuple[JSONObject, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The verdict, settled at `listen_until` (`blame.settle_verdict`): every seat this seat convicted
-    by then (`convicted`, alike at every honest seat, I2) and the one shown, the lowest (`blame`).
-    Earlier `Blamed` events were convictions as they came; this one is final."""
-
-    blame: Blamed
-    convicted: tuple[int | None, ...]
+    reason: str
+    proof: JSONObject
 
 
 @dataclass(frozen=True, slots=True)
 class Stopped:
-    """The game stops with nobody convicted: the table could not agree (I2). `evidence` holds the
-    signed claims of both sides (a seat's timeout claim and what contradicts it, a blame this seat
-    cannot confirm), so a person can see who said what."""
+    """A round was stopped: by seat `by`, waiting for `seat`'s `owed` step (seat None: a stop for an
+    audit), or `by` left (owed "left"). Nobody is convicted by it (P-5.5)."""
 
-    rule: str
-    message: str
-    evidence: tuple[JSONObject, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkLost:
-    """Every link of this seat is down: this laptop lost the network. Nobody is blamed for it (I4);
-    the table goes on when links come back (`set_connected`)."""
-
-    since: float
+    round: int
+    by: int
+    seat: int | None
+    owed: str | None
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +159,9 @@ class PeekResult:
 
 
 @dataclass(frozen=True, slots=True)
-class RoundAudited:
+class RoundConfirmed:
+    """Every seat's secrets checked and the round audited: it stands in the record (P-5.3)."""
+
     round: int
     report: JSONObject
 
@@ -120,24 +172,34 @@ class GameOver:
     winners: tuple[int, ...]
 
 
-Event = Refused | Blamed | Verdict | Stopped | NetworkLost | Dealt | Moved | PeekResult | RoundAudited | GameOver
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """Every present seat signed one record digest (P-5.8): the table is over. `complete`: the game
+    reached its end; otherwise it was cut short (a stop, a leave or an exposure) and has no winner."""
+
+    record: JSONObject
+    complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkLost:
+    """Every link of this seat is down: this laptop lost the network. Nobody is blamed."""
+
+    since: float
+
+
+Event = Refused | Exposed | Stopped | Dealt | Moved | PeekResult | RoundConfirmed | GameOver | Finished | NetworkLost
 Output = Send | Event
 
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """What the table waits for now: `seats` owe `what`; `automatic` steps have a time limit."""
+    """A step the table waits for: `seat` owes `what` (a message kind; to `private_to` when private),
+    owed here since `since`; `automatic` steps are the software's, the others a person's move."""
 
-    seats: tuple[int, ...]
+    seat: int
     what: str
-    automatic: bool
     since: float
-    # exactly one of `seats` owes it and this seat cannot tell which (Sixes' opening, X-2.2)
-    one_of: bool = False
-
-
-def private_channel(table: str, author: str, recipient: str) -> str:
-    """The table id private messages from `author` to `recipient` are signed under: they can never
-    be replayed to another seat or mistaken for a public message (P-1.3)."""
-    data = PRIVATE_DOMAIN + table.encode() + bytes.fromhex(author) + bytes.fromhex(recipient)
-    return hashlib.sha256(data).digest()[:16].hex()
+    private_to: int | None
+    automatic: bool
+    linked: bool
