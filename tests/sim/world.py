@@ -14,12 +14,12 @@ RESUME); a crashed seat's own outbox is gone. `dup` delivers a message twice (at
 reconnect). Links are independent, so messages are reordered across links.
 
 The runner model (lanplay/runner.py): `Start` first; every input goes to `handle`; a received input
-is journaled when `last_kept`, every local input (decision, stop, leave, note) always; `s.due(now)` is
-fed back as the `StopFor` it is and `NoteWaiting` when `s.note_due(now)`; `Tick` every `TICK`;
-a bot decides after a think time; after `spec.rounds` confirmed rounds the first honest seat leaves,
-which cuts the table short (the others stop the round and sign the end without it). A crash loses
-the process: on restart a fresh session with the same seed replays the journal, resends what it had
-sent, and hears of its links coming up again.
+is journaled when `last_kept`, every local input (decision, stop, leave, note) always; at each tick
+(`TICK`), while the seat has any link, `s.due(now)` is fed back as the `StopFor` it is and
+`NoteWaiting` when `s.note_due(now)`; a bot decides after a think time; after `spec.rounds` confirmed
+rounds the first honest seat leaves, which cuts the table short (the others stop the round and sign
+the end without it). A crash loses the process: on restart a fresh session with the same seed replays
+the journal, resends what it had sent, and hears of its links coming up again.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ POLL = 0.25  # a blocked link looks again this often
 THINK = (0.05, 1.2)  # a bot's think time
 SETTLE = 60.0  # after the last fault ends, the time every table has to end or visibly wait (P-6.4)
 ROUND_TIME = 60.0  # ... plus this much per round played
+IDLE = 40.0  # after the faults, this long with nothing sent by anyone: nothing more can happen (4 x patience)
 MAX_KEPT_BYTES = 8 << 20  # P-6.6: bytes of received input one seat keeps (journals) at one short table
 
 
@@ -201,6 +202,8 @@ class World:
         self.link_last: dict[tuple[int, int], float] = {}
         self.link_armed: set[tuple[int, int]] = set()
         self.cut: set[frozenset[int]] = set()  # pairs whose link is down now
+        self.last_send = 0.0
+        self.verified: dict[str, int | None] = {}  # proof (canonical JSON) -> the seat verify names
         from .adversary import make_attacks
 
         attacks = make_attacks(spec, self)
@@ -223,6 +226,7 @@ class World:
         """`a`'s process hands `data` to its link to `b` now."""
         if a == b or not 0 <= b < self.spec.seats or not self.peers[a].alive:
             return
+        self.last_send = self.now
         key = (a, b)
         delay = self.rng.uniform(LATENCY[0], self.latency) + extra
         if self.loss and self.rng.random() < self.loss:
@@ -304,7 +308,9 @@ class World:
                 break
             self.now = when
             action()
-            if self.now >= self.faults_end and self.done() and not self.in_flight():
+            if self.now >= self.faults_end and (
+                self.done() and not self.in_flight() or self.now - max(self.last_send, self.faults_end) > IDLE
+            ):
                 break
         self.check()
         return self.result
@@ -544,7 +550,10 @@ class Peer:
             return
         try:
             rounds = self.session.record().rounds
-            seat = self.world.backend.verify(self.world.settings, out.proof, rounds)
+            key = json.dumps([out.proof, len(rounds)], sort_keys=True, default=str)
+            if key not in self.world.verified:
+                self.world.verified[key] = self.world.backend.verify(self.world.settings, out.proof, rounds)
+            seat = self.world.verified[key]
         except Exception as exc:
             self.world.fail(f"P-5.4 verify raised on the proof exposing seat {out.seat} at seat {self.seat}: {exc!r}")
             return
@@ -554,8 +563,16 @@ class Peer:
             )
 
     def follow_up(self) -> None:
+        """After an input: the local player's turn, or the cut (after a tick also `time_passed`)."""
+        self.decide_soon()
+
+    def time_passed(self) -> None:
+        """As the runner's tick: with no link at all nobody is waited out; else `due` fed back as the
+        stop it is, and a wait note when `note_due`."""
         s = self.session
         now = self.world.now
+        if not any(self.world.linked(self.seat, b) for b in range(self.world.spec.seats) if b != self.seat):
+            return
         try:
             stop = s.due(now)
             if stop is not None and stop != self.stop_refused:
@@ -567,10 +584,12 @@ class Peer:
                 return
             if s.note_due(now):
                 self.feed(self.ev.NoteWaiting(now))
-                return
         except Exception as exc:
             self.world.fail(f"P-6.3 due()/note_due() raised at seat {self.seat}: {exc!r}")
-            return
+
+    def decide_soon(self) -> None:
+        s = self.session
+        now = self.world.now
         cut = self.seat == self.world.spec.honest[0] if self.world.spec.honest else False
         if cut and not self.left and not s.finished and confirmed(s) >= self.world.spec.rounds:
             self.leave_soon()
@@ -624,6 +643,8 @@ class Peer:
         epoch = self.epoch
         if self.alive and not self.suspended and self.session is not None:
             self.feed(self.ev.Tick(self.world.now))
+            if self.alive and epoch == self.epoch:
+                self.time_passed()
             if self.attack is not None:
                 self.attack.tick()
         if self.alive and epoch == self.epoch:
