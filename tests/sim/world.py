@@ -309,7 +309,7 @@ class World:
             self.now = when
             action()
             if self.now >= self.faults_end and (
-                self.done() and not self.in_flight() or self.now - max(self.last_send, self.faults_end) > IDLE
+                (self.done() and not self.in_flight()) or self.now - max(self.last_send, self.faults_end) > IDLE
             ):
                 break
         self.check()
@@ -359,7 +359,6 @@ class World:
                 records = (first.finished_record, other.finished_record)
                 if None not in records and records[0] != records[1]:
                     self.fail(f"P-6.2 seats {first.seat} and {other.seat} finished with different records")
-
 
     def waits_on_adversary(self, seat: int, bad: set[int], seen: set[int]) -> bool:
         """Whether what `seat` waits for leads, through honest seats that wait in turn, to an
