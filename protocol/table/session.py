@@ -434,7 +434,12 @@ class TableSession:
         msg = fault.message
         if msg is None:
             return None
-        history = self.ledger.history(fault.seat, msg.seq) if msg.kind not in PRIVATE_KINDS else None
+        history: History | None = None
+        if msg.kind not in PRIVATE_KINDS:
+            try:
+                history = self.ledger.history(fault.seat, msg.seq)
+            except CheatDetected:  # the history it names is itself the fault (malformed, another record)
+                history = None
         if history is None:
             from protocol.table.messages import read_history
 
