@@ -848,7 +848,7 @@ class TableSession:
             return
         if not self._ending:
             ledger = self.ledger
-            owing = [o for o in ledger.owed_now() if o.kind == "secrets"]
+            owing = [o for o in self._owed() if o.kind == "secrets"]  # as `waiting` shows it
             if ledger.audit is None and owing:
                 return  # the round's secrets are still coming (or waited for, `due`)
             if ledger.audit is None:
