@@ -16,6 +16,7 @@ from engine.api import FormatError, Game, JSONObject, RuleError
 from engine.games import get_game
 
 FORMAT = "lanplay-record/1"
+TABLE_KEYS = frozenset({"table", "complete", "exposed", "proofs", "stops", "void", "end"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,10 @@ def parse_record(raw: Mapping[str, object]) -> GameRecord:
 
     if raw.get("format") != FORMAT:
         raise fault(f"'format' must be {FORMAT!r}, got {raw.get('format')!r}")
-    unknown = sorted(set(raw) - {"format", "game", "players", "bots", "options", "rounds"})
+    # What a table adds (its keys, proofs, stops, the void round, the end: docs/RECORDS.md) is read by
+    # `protocol.table.verify.check_record`; a game's replay does not depend on it.
+    known = {"format", "game", "players", "bots", "options", "rounds", *TABLE_KEYS}
+    unknown = sorted(set(raw) - known)
     if unknown:
         raise fault(f"unknown top-level key(s): {', '.join(unknown)}")
     game_id = raw.get("game")

@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the machine-readable result")
     replay.set_defaults(run=run_replay)
 
+    verify = sub.add_parser("verify", help="check every proof in a table's game record again, offline")
+    verify.add_argument("file", type=Path, help="a record a table wrote (records/<table>.json)")
+    verify.set_defaults(run=run_verify)
+
     lobby = sub.add_parser("lobby", help="the full-screen lobby of tables on the network (also: lanplay alone)")
     lobby.add_argument("--name", help="your name at the table (default: your login name)")
     lobby.add_argument("--lang", choices=["en", "nl"], help="language of the screens (default: from the locale)")
@@ -134,6 +138,37 @@ def run_replay(args: argparse.Namespace) -> int:
         except BrokenPipeError:  # `lanplay replay FILE | head`: the reader has seen enough
             sys.stderr.close()
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """One line per proof: who did what, by which rule (P-5.4); exit 2 if any proof shows nothing."""
+    from engine.record import load_record_text
+    from lanplay.text import shown
+    from protocol.errors import ProtocolError
+    from protocol.table.verify import check_end, check_record
+
+    try:
+        raw = load_record_text(args.file.read_text(encoding="utf-8"))
+        names, results = check_record(raw)
+        signed = check_end(raw) if "end" in raw else None
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"lanplay: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except (RecordFault, ProtocolError) as exc:
+        print(f"lanplay: {args.file} cannot be checked: {exc}", file=sys.stderr)
+        return 2
+    if signed is not None:
+        print("end signed by: " + (", ".join(shown(names[s]) for s in signed) or "nobody"))
+    if not results:
+        print("no proofs: nobody was exposed at this table")
+    bad = 0
+    for check in results:
+        if check.conviction is not None:
+            print(f"proof {check.index + 1}: holds: {shown(check.conviction.line(list(names)))}")
+        else:
+            bad += 1
+            print(f"proof {check.index + 1}: shows nothing: {shown(str(check.error))}")
+    return 2 if bad else 0
 
 
 def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:

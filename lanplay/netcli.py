@@ -159,7 +159,8 @@ def _printer(names: list[str] | None = None) -> Any:
                 waited = "" if event.seat is None else f" (waited for seat {event.seat}'s {shown(str(event.owed), 20)})"
                 print(f"STOPPED by seat {event.by}{waited}, nobody convicted: {shown(event.reason)}", flush=True)
         elif isinstance(event, Finished):
-            print(f"table finished: every seat signed the record ({'complete' if event.complete else 'cut short'})", flush=True)
+            how = "complete" if event.complete else "cut short"
+            print(f"table finished: every seat signed the record ({how})", flush=True)
         elif isinstance(event, PeekResult):
             print(f"you peek at seat {event.target}'s prediction card: {event.card}", flush=True)
         elif isinstance(event, NetworkLost):

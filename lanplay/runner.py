@@ -229,7 +229,9 @@ class TableRunner:
                     log.warning("lost the network: no link to any other seat; blaming nobody while it lasts")
                     self._dispatch((NetworkLost(now),))
             elif self.ever_linked and time.monotonic() - self._lost_since > self.settings.patience:
-                log.warning("no link for %.0f s: leaving the table unfinished (it can be resumed)", self.settings.patience)
+                log.warning(
+                    "no link for %.0f s: leaving the table unfinished (it can be resumed)", self.settings.patience
+                )
                 self._gave_up = True
             return  # with no link, nobody is waited out: the table is this laptop's to find again
         self._lost_since = None
@@ -508,7 +510,9 @@ def _seed_of(first: JSONObject, path: Path) -> bytes:
         raise ResumeFailed(path, "its table record has no 32-byte seed") from None
 
 
-def journal_inputs(records: list[JSONObject], seats: int, me: int, path: Path, first_line: int = 2) -> list[tuple[int, Input]]:
+def journal_inputs(
+    records: list[JSONObject], seats: int, me: int, path: Path, first_line: int = 2
+) -> list[tuple[int, Input]]:
     """The input events of a journal after its table record, each shape-checked: `ResumeFailed`
     naming the line and what is wrong otherwise. Nothing is replayed before all of it passed (P-6.3)."""
     inputs: list[tuple[int, Input]] = []

@@ -25,7 +25,7 @@ os.environ["LANPLAY_INTERFACE"] = "127.0.0.1"
 from lanplay.runner import BotPlayer
 from lanplay.store import load_or_create_identity
 from lanplay.tables import host_table
-from protocol.session import Event, GameOver
+from protocol.table import Event, GameOver
 
 
 async def one_game(game: str, bots: int, home: Path) -> float:

@@ -325,7 +325,7 @@ def test_a_table_of_another_protocol_version_is_skipped_or_refused_by_id(tmp_pat
     from lanplay.runner import BotPlayer
     from lanplay.tables import find_table, join_table
     from protocol.identity import Identity
-    from protocol.session import PROTOCOL_VERSION
+    from protocol.table import PROTOCOL_VERSION
 
     old = make_advert(game="take6", options={}, protocol_version=PROTOCOL_VERSION + 1)
 

@@ -25,7 +25,7 @@ from lanplay.text import shown
 from protocol.commitment import Opening
 from protocol.identity import Identity
 from protocol.plan import PlanDraw, Roster, commitment_from_json, opening_from_json, order_commitment
-from protocol.session import PROTOCOL_VERSION, Blamed
+from protocol.table import PROTOCOL_VERSION, Exposed
 
 HOST = "127.0.0.1"
 VERSION = {"protocol": PROTOCOL_VERSION}  # what the real joiner adds to its join
@@ -305,10 +305,10 @@ def test_shown_strips_escapes_and_controls(raw: str, clean: str) -> None:
     assert all(unicodedata.category(c) != "Cc" for c in shown(raw))
 
 
-def test_blame_lines_show_no_peer_escapes(capsys: pytest.CaptureFixture[str]) -> None:
-    """A blame published by a peer carries its own rule and message text: printed, it is inert."""
+def test_exposure_lines_show_no_peer_escapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """An exposure's rule and reason come from a peer's message: printed, they are inert (P-6.7)."""
     show = netcli._printer()
-    show(Blamed(1, "P-5.3\x1b[2J", "seat 1 withheld\x1b]0;owned\x07 a step\x1b[8m"))
+    show(Exposed(1, "P-5.1\x1b[2J", "a move\x1b]0;owned\x07 out of turn\x1b[8m", {}))
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
-    assert "BLAME: seat 1 broke P-5.3: seat 1 withheld a step" in out
+    assert "EXPOSED: seat 1 broke P-5.1: a move out of turn" in out

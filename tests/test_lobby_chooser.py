@@ -19,7 +19,7 @@ from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resum
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
 from protocol.plan import Roster, bot_seats, build_plan, order_commitment
-from protocol.session import PROTOCOL_VERSION
+from protocol.table import PROTOCOL_VERSION
 
 NETWORKS = (Network("eth0", "10.20.0.5"), Network("wlan0", "192.168.1.23"), Network("lo", "127.0.0.1"))
 HOST = "127.0.0.1"

@@ -48,7 +48,7 @@ from lanplay.runner import BotPlayer, TableRunner
 from lanplay.tables import host_table, join_table
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
-from protocol.session import Event, Moved
+from protocol.table import Event, Moved
 
 GAME_LIMIT = 120.0
 # The one stop a vanished peer may leave (see `test_peer_that_never_comes_back_is_blamed_for_withholding`).

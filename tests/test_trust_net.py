@@ -30,8 +30,8 @@ from lanplay import tables
 from lanplay.mesh import MeshError
 from lanplay.runner import BotPlayer, Outcome, TableRunner
 from protocol.identity import Identity
-from protocol.session import Refused
 from protocol.signed import ZERO_DIGEST, sign_message
+from protocol.table import Refused
 
 STEP = 2.0  # the step limit (P-5.3), short to keep the test fast
 RECONNECT = 60.0  # the reconnect limit, far above the time away

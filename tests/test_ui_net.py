@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from protocol.session import Blamed, Waiting
 
 from engine.games import get_game
 from engine.record import replay_text
@@ -33,7 +34,6 @@ from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from lanplay.ui.screens import screen_text
 from protocol.identity import Identity
-from protocol.session import Blamed, Waiting
 
 ENTER, DOWN, LEFT, RIGHT = "\r", "\x1b[B", "\x1b[D", "\x1b[C"
 LOOPBACK = "127.0.0.1"

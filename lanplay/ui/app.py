@@ -105,6 +105,9 @@ def _columns() -> int:
         return screens.SCREEN_WIDTH
 
 
+LEAVE_DRAIN = 6.0  # seconds the back end may take to send a signed leave and the round's secrets
+
+
 def key_bindings(model: TableModel) -> KeyBindings:
     kb = KeyBindings()
     quitting = Condition(lambda: model.confirm_quit)
@@ -337,6 +340,13 @@ async def run_table_app(
         await app.run_async()
     finally:
         model.listeners.remove(redraw)
+        leave = getattr(backend, "leave", None)
+        if not task.done() and leave is not None:
+            # P-5.7: a person who leaves a table says so, signed, so the others know at once and nobody
+            # waits for them; the back end then ends by itself once its last messages are out.
+            with contextlib.suppress(Exception):
+                if await leave():
+                    await asyncio.wait([task], timeout=LEAVE_DRAIN)
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

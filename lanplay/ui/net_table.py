@@ -613,6 +613,16 @@ class NetTable:
                 log.warning("cannot copy the record to %s: %s", self.record_copy, exc)
         return path
 
+    async def leave(self) -> bool:
+        """The person pressed q during the game: a signed leave (P-5.7) unless the screen closes for a
+        signal (the game then stays journaled, to resume). True if a leave went out."""
+        runner, session = self.runner, self.session
+        if self.keep_journal or runner is None or session is None or session.finished or self.outcome is not None:
+            return False
+        self.left_early = True
+        await runner.leave()
+        return True
+
     def _leave_early(self) -> None:
         """The person left mid-game: keep the rounds so far, and do not offer to resume a game left on purpose."""
         self.left_early = True

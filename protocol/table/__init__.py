@@ -4,8 +4,8 @@
 from protocol.table.messages import PROTOCOL_VERSION, private_channel
 from protocol.table.session import TableSession
 from protocol.table.values import (
-    Decided,
     Dealt,
+    Decided,
     Event,
     Exposed,
     Finished,

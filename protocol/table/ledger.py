@@ -180,6 +180,9 @@ class RoundLedger:
         self.fault: Fault | None = None  # the first message refused
         self.faults: list[Fault] = []
         self.refused: list[tuple[int, int]] = []  # (seat, seq) of every message refused
+        # Seats a fork proof exposed this round: the round is over, and its notes and secrets are taken
+        # whatever version of their chain a history names (only liveness: nothing convicts on it).
+        self.forked: set[int] = set()
         self.peek_counts: list[dict[tuple[int, int], int]] = []  # per point: (target, peeker) -> peeks granted
         # seed (round 0)
         self.seed_commits: dict[int, Commitment] = {}
@@ -208,6 +211,7 @@ class RoundLedger:
         self.stops: list[tuple[int, int, JSONObject]] = []  # (author, seq, body) of stops and leaves
         self.left: set[int] = set()
         self.ends: dict[int, str] = {}  # seat -> the record digest it signed last
+        self.end_seqs: dict[int, list[int]] = {}  # seat -> where its end signatures stand in its chain
         self.secrets: dict[int, tuple[SeatSecrets | None, dict[int, Opening], int]] = {}
         self.audit: AuditResult | None = None
         if start.index == 0:
@@ -247,10 +251,11 @@ class RoundLedger:
         return moved
 
     # -- judging -------------------------------------------------------------------------------
-    def _available(self, history: History) -> Literal["ok", "wait"]:
-        """Every message the history names is here, the same, and already taken."""
+    def _available(self, history: History, closing: bool = False) -> Literal["ok", "wait"]:
+        """Every message the history names is here, the same, and already taken. `closing`: a note or
+        secrets after a fork proof, whose history may name the forker's other version (`forked`)."""
         for seat, head in enumerate(history.heads):
-            if head is None:
+            if head is None or (closing and seat in self.forked):
                 continue
             seq, digest = head
             chain = self.chains[seat]
@@ -267,7 +272,13 @@ class RoundLedger:
             history = self.history(seat, seq)
         except CheatDetected as exc:
             return self._refused(seat, msg, exc.rule, exc.message)
-        if self._available(history) == "wait":
+        closing = bool(self.forked) and (msg.kind in NOTE_KINDS or msg.kind == "secrets")
+        if self._available(history, closing) == "wait":
+            if self.forked and msg.kind in STEP_KINDS and self._available(history, closing=True) == "ok":
+                # Made on the forker's other version: the round is over, so the step is passed over
+                # (neither taken nor refused) and the author's secrets behind it can come.
+                self.cursor[seat] += 1
+                return "taken"
             return "wait"
         try:
             if msg.kind in NOTE_KINDS:
@@ -318,7 +329,7 @@ class RoundLedger:
         if self._stopped_in(history):
             raise _Refuse("P-5.5", "a step made after the round was stopped")
         point = self.points[-1] if self.points else None
-        if point is None or self.end_point is not None and len(self.points) - 1 >= self.end_point:
+        if point is None or (self.end_point is not None and len(self.points) - 1 >= self.end_point):
             raise _Refuse("P-5.1", f"a {msg.kind} after the round's play ended")
         wanted = "open" if point.kind == "open.late" else point.kind
         if wanted != msg.kind or seat not in point.seats or seat in point.taken or not self._reaches(history, point):
@@ -334,6 +345,13 @@ class RoundLedger:
             return
         if not point.group or len(point.taken) == len(point.seats):
             self._next_point(point)
+
+    def _final_in(self, history: History) -> bool:
+        """The history holds every seat's secrets of the game's last round, confirmed by the audit."""
+        audit = self.audit
+        if audit is None or not audit.complete or self.game.expected(audit.state).phase != "over":
+            return False
+        return all(history.holds(seat, taken[2]) for seat, taken in self.secrets.items())
 
     def _ended_in(self, history: History) -> bool:
         return self.end_point is not None and self._reaches(history, self.points[self.end_point])
@@ -400,7 +418,15 @@ class RoundLedger:
         assert self.ctx is not None
         keys = self.table_keys[position]
         try:
-            code = str(open_position(self.ctx, position, self.locks[-1].points[position], [keys[s] for s in range(self.n)], self.commitments))
+            code = str(
+                open_position(
+                    self.ctx,
+                    position,
+                    self.locks[-1].points[position],
+                    [keys[s] for s in range(self.n)],
+                    self.commitments,
+                )
+            )
         except CheatDetected as exc:
             self._end(f"table card at position {position} opens to no card: {exc.message}")
             return None
@@ -611,6 +637,7 @@ class RoundLedger:
             if not isinstance(digest, str) or len(digest) != 64:
                 raise _Refuse("P-5.8", "an end signature must name a record digest")
             self.ends[seat] = digest
+            self.end_seqs.setdefault(seat, []).append(msg.seq)
         else:  # stop
             body_fields(body, frozenset({"seat", "owed", "to", "reason"}), seat, "stop")
             named, owed, to = body.get("seat"), body.get("owed"), body.get("to")
@@ -644,8 +671,14 @@ class RoundLedger:
         if stopped or self._ended_in(history):
             for seat in range(self.n):
                 taken = self.secrets.get(seat)
-                if seat not in self.left and not (taken is not None and history.holds(seat, taken[2])):
+                if seat in self.left:
+                    continue
+                if not (taken is not None and history.holds(seat, taken[2])):
                     owed.append(Owed(seat, "secrets"))
+                elif (stopped or self._final_in(history)) and not any(
+                    history.holds(seat, seq) for seq in self.end_seqs.get(seat, ())
+                ):
+                    owed.append(Owed(seat, "end"))  # P-5.8: its end signature, once the table's end is known
         if reached is not None and len(self.locks) == self.n and self._reaches_open(history):
             for waiter in range(self.n):
                 got = self._got(history, waiter, author)
@@ -834,13 +867,13 @@ def replay_round(start: RoundStart, messages: Sequence[SignedMessage]) -> RoundL
     for seat, chain in sorted(by_seat.items()):
         prev = "0" * 64
         for seq in range(len(chain)):
-            msg = chain.get(seq)
-            if msg is None:
+            link = chain.get(seq)
+            if link is None:
                 raise ProtocolError("P-5.4", f"seat {seat}'s chain has a gap at {seq}")
-            if msg.prev != prev:
+            if link.prev != prev:
                 raise ProtocolError("P-5.4", f"seat {seat}'s chain is not linked at {seq}")
-            prev = msg.digest()
-            ledger.add(seat, msg)
+            prev = link.digest()
+            ledger.add(seat, link)
     ledger.advance()
     return ledger
 
@@ -856,7 +889,9 @@ def judge_private(ledger: RoundLedger, sender: int, recipient: int, msg: SignedM
             raise _Refuse("P-5.2", "a private message naming another record of the rounds before")
         if ledger._available(history) == "wait":
             return "wait"
-        reached = next((i for i in range(len(ledger.points) - 1, -1, -1) if ledger._reaches(history, ledger.points[i])), None)
+        reached = next(
+            (i for i in range(len(ledger.points) - 1, -1, -1) if ledger._reaches(history, ledger.points[i])), None
+        )
         if reached is None or not ledger._reaches_open(history):
             raise _Refuse("P-4.3", f"a private {msg.kind} before the deal's lock passes, on the history it names")
         assert ledger.ctx is not None
@@ -868,11 +903,11 @@ def judge_private(ledger: RoundLedger, sender: int, recipient: int, msg: SignedM
             raw = msg.body.get("openings")
             if not isinstance(raw, list) or len(raw) != len(positions):
                 raise _Refuse("P-4.3", f"hand keys must cover the {len(positions)} dealt positions")
-            for position, item in zip(positions, raw, strict=True):
-                opening = KeyOpening.from_json(ledger.ctx, sender, item)
-                if opening.position != position:
-                    raise _Refuse("P-4.3", f"a key for position {opening.position} instead of {position}")
-                check_key_opening(ledger.ctx, opening, ledger.commitments[sender])
+            for dealt, item in zip(positions, raw, strict=True):
+                key = KeyOpening.from_json(ledger.ctx, sender, item)
+                if key.position != dealt:
+                    raise _Refuse("P-4.3", f"a key for position {key.position} instead of {dealt}")
+                check_key_opening(ledger.ctx, key, ledger.commitments[sender])
             return None
         if msg.kind != "p.peek":
             raise _Refuse("P-6.6", f"a private message of unknown kind {msg.kind[:30]!r}")
@@ -880,15 +915,18 @@ def judge_private(ledger: RoundLedger, sender: int, recipient: int, msg: SignedM
         granted = ledger.peek_counts[reached].get((sender, recipient), 0)
         if msg.seq < 1 or msg.seq > granted:
             raise _Refuse("P-4.5", f"a peek answer to seat {recipient} that no peek granted, on the history it names")
-        hidden = next((h for h in ledger.hidden if h.seat == sender and ledger.game.hidden_choice(h.kind) == "round"), None)
+        hidden = next(
+            (h for h in ledger.hidden if h.seat == sender and ledger.game.hidden_choice(h.kind) == "round"), None
+        )
         if hidden is None:
             raise _Refuse("P-4.5", "a peek answer for a choice that was never committed")
-        opening = read_opening(msg.body, sender)
-        verify_opening(hidden.commitment, opening, CHOICE_TAG, ledger.start.table, ledger.start.index, sender)
-        reference = read_reference(opening.value, sender)
+        peeked = read_opening(msg.body, sender)
+        verify_opening(hidden.commitment, peeked, CHOICE_TAG, ledger.start.table, ledger.start.index, sender)
+        reference = read_reference(peeked.value, sender)
         if "pos" not in reference:
             raise _Refuse("P-4.5", "a hidden hand's choice must be a hand position")
-        position, keys = reference["pos"], msg.body.get("keys")
+        position: object = reference["pos"]
+        keys = msg.body.get("keys")
         if not is_index(position, ledger.ctx.size) or position not in ledger.layout_hands[sender]:
             raise _Refuse("P-4.5", f"the peeked choice (position {position}) was not dealt to seat {sender}")
         assert isinstance(position, int)

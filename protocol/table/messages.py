@@ -115,7 +115,9 @@ class History:
         return 0 if head is None else head[0] + 1
 
 
-def read_history(body: Mapping[str, object], n: int, author: int, seq: int, prev: str, private: bool = False) -> History:
+def read_history(
+    body: Mapping[str, object], n: int, author: int, seq: int, prev: str, private: bool = False
+) -> History:
     """The ``on`` field of a body, shape-checked (P-6.3); a malformed one is its author's fault. A
     public message names its own previous message as its author's head; a private one (on a chain of
     its own) names the author's public chain like any other."""

@@ -35,7 +35,6 @@ from protocol.deck import (
     LockSecret,
     SeatSecrets,
     ShuffleSecret,
-    check_key_opening,
     key_opening,
     lock_pass,
     open_position,
@@ -56,7 +55,6 @@ from protocol.table.messages import (
     MAX_ROUND_MESSAGES,
     PRIVATE_KINDS,
     PROTOCOL_VERSION,
-    PUBLIC_KINDS,
     SEED_TAG,
     History,
     private_channel,
@@ -64,8 +62,8 @@ from protocol.table.messages import (
 )
 from protocol.table.values import (
     NOTE_GRACE,
-    Decided,
     Dealt,
+    Decided,
     Exposed,
     Finished,
     GameOver,
@@ -90,7 +88,7 @@ from protocol.table.values import (
 from protocol.table.verify import Conviction, Plan, rounds_json, verify
 
 MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
-MAX_PENDING_PROOFS = 16
+MAX_PENDING_PROOFS = 4  # per sender
 PERSON_KINDS = frozenset({"move", "commit"})
 MAX_FUTURE_BYTES = 4 << 20
 
@@ -137,13 +135,12 @@ class TableSession:
         self.finished = False
         self.complete = False
         self._out: list[Output] = []
-        self._pending_proofs: list[JSONObject] = []
+        self._pending_proofs: list[tuple[int, JSONObject]] = []
         self._future: dict[int, list[tuple[int | None, SignedMessage]]] = {}
         self._future_bytes = 0
         self._since: dict[Owed, float] = {}
         self._noted_for: frozenset[Owed] = frozenset()
         self._sent_end: str | None = None
-        self._finished_told = False
         self._begin_round()
 
     @property
@@ -178,7 +175,9 @@ class TableSession:
 
     def _begin_round(self) -> None:
         rec = record_digest(rounds_json(self.rounds))
-        start = RoundStart(self.settings.table, self.game, self.options, self.settings.seats, self.round_index, self.state, rec)
+        start = RoundStart(
+            self.settings.table, self.game, self.options, self.settings.seats, self.round_index, self.state, rec
+        )
         self.ledger = RoundLedger(start)
         self.rec = rec
         self.public = [_Chain() for _ in range(self.n)]
@@ -202,7 +201,8 @@ class TableSession:
         self.told_dealt = False
         self.audited = False
         self.exposed_here: set[int] = set()
-        self.my_stop = False
+        self.my_stop = False  # this seat stopped the round (for an audit, or waiting for a seat)
+        self.stopped_for: set[Owed] = set()  # the owed steps this seat stopped for, each once
         self.my_shuffle: ShuffleSecret | None = None
         self.my_lock: LockSecret | None = None
 
@@ -262,7 +262,7 @@ class TableSession:
             self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
             return
         if set(raw) == {"proof"}:
-            self._proof_received(raw["proof"])
+            self._proof_received(sender, raw["proof"])
             return
         try:
             msg = SignedMessage.from_json(raw)
@@ -275,7 +275,11 @@ class TableSession:
             return
         if author == self.me:
             return  # our own, passed back by gossip
-        if msg.round < self.round_index or msg.round > self.round_index + 1 or self.finished and msg.round != self.round_index:
+        if (
+            msg.round < self.round_index
+            or msg.round > self.round_index + 1
+            or (self.finished and msg.round != self.round_index)
+        ):
             return  # a round gone by, or not ours yet to hold
         if msg.kind in PRIVATE_KINDS:
             if msg.table != private_channel(self.settings.table, msg.author, self.identity.peer_id):
@@ -368,6 +372,8 @@ class TableSession:
         if conviction.seat in self.convictions:
             return
         self.convictions[conviction.seat] = conviction
+        if conviction.kind == "fork":
+            self.ledger.forked.add(conviction.seat)
         self.proofs.append(proof)
         self.exposed_here.add(conviction.seat)
         self.last_kept = True
@@ -388,18 +394,20 @@ class TableSession:
             refs.append([self.seat_of[msg.author], msg.seq, msg.digest()])
         return {**proof, key: refs}
 
-    def _proof_received(self, raw: object) -> None:
-        if not isinstance(raw, dict):
+    def _proof_received(self, sender: int | None, raw: object) -> None:
+        """A proof passed on by seat `sender`: kept until the messages it names are here. A few per
+        sender, so no seat can crowd out another's (P-6.6)."""
+        if not isinstance(raw, dict) or sender is None:
             return
-        if len(self._pending_proofs) >= MAX_PENDING_PROOFS:
+        if sum(1 for s, _ in self._pending_proofs if s == sender) >= MAX_PENDING_PROOFS:
             return
-        self._pending_proofs.append(raw)
+        self._pending_proofs.append((sender, raw))
         self.last_kept = True
 
     def _resolve_proofs(self) -> None:
         """Proofs from other seats whose named messages are all here now are checked (P-5.4)."""
-        waiting: list[JSONObject] = []
-        for raw in self._pending_proofs:
+        waiting: list[tuple[int, JSONObject]] = []
+        for sender, raw in self._pending_proofs:
             if raw.get("kind") == "fork":
                 self._expose(raw, send=True)
                 continue
@@ -418,7 +426,7 @@ class TableSession:
             else:
                 self._expose({**raw, key: resolved}, send=True)
                 continue
-            waiting.append(raw)
+            waiting.append((sender, raw))
         self._pending_proofs = waiting
 
     def _held(self, ref: object) -> SignedMessage | None:
@@ -431,31 +439,22 @@ class TableSession:
         return msg if msg.digest() == digest else None
 
     def _fault_proof(self, fault: Fault) -> JSONObject | None:
+        """A refusal proof: the refused message and every message of the round taken here before it
+        (its author's up to it). More than the history it names changes nothing of its verdict: the
+        replay judges it on exactly what it names (docs/PROTOCOL.md)."""
         msg = fault.message
         if msg is None:
             return None
-        history: History | None = None
+        ledger = self.ledger
+        upto = [ledger.cursor[seat] for seat in range(self.n)]
         if msg.kind not in PRIVATE_KINDS:
-            try:
-                history = self.ledger.history(fault.seat, msg.seq)
-            except CheatDetected:  # the history it names is itself the fault (malformed, another record)
-                history = None
-        if history is None:
-            from protocol.table.messages import read_history
-
-            try:
-                history = read_history(msg.body, self.n, fault.seat, msg.seq, msg.prev, private=True)
-            except CheatDetected:
-                history = History(self.rec, tuple(None for _ in range(self.n)), tuple(0 for _ in range(self.n)))
-        named = [
-            m.to_json()
-            for seat in range(self.n)
-            for m in self.ledger.chains[seat][: history.count(seat) if seat != fault.seat or msg.kind in PRIVATE_KINDS else msg.seq]
-        ]
+            upto[fault.seat] = msg.seq
+        named = [m.to_json() for seat in range(self.n) for m in ledger.chains[seat][: upto[seat]] if m is not msg]
         return {"kind": "refused", "round": self.round_index, "message": msg.to_json(), "history": named}
 
     # -- sending -------------------------------------------------------------------------------------
-    def _history(self) -> JSONObject:
+    def named_history(self) -> JSONObject:
+        """The history a message this seat signs now names (P-5.2): what it has taken, what it got."""
         heads: list[object] = []
         for seat in range(self.n):
             taken = self.ledger.cursor[seat]
@@ -468,7 +467,9 @@ class TableSession:
         if seq != self.ledger.cursor[self.me]:
             raise ProtocolError("P-5.6", "this seat's own previous message is not taken yet")
         prev = chain[-1].digest() if chain else "0" * 64
-        msg = sign_message(self.identity, self.settings.table, self.round_index, seq, prev, kind, {**body, "on": self._history()})
+        msg = sign_message(
+            self.identity, self.settings.table, self.round_index, seq, prev, kind, {**body, "on": self.named_history()}
+        )
         self.public[self.me].msgs.append(msg)
         if made is not None:
             remember_pass(msg.digest(), made[0], made[1])
@@ -481,7 +482,9 @@ class TableSession:
         chain = self.private_out[to]
         channel = private_channel(self.settings.table, self.identity.peer_id, self.settings.seats[to].peer_id)
         prev = chain[-1].digest() if chain else "0" * 64
-        msg = sign_message(self.identity, channel, self.round_index, len(chain), prev, kind, {**body, "on": self._history()})
+        msg = sign_message(
+            self.identity, channel, self.round_index, len(chain), prev, kind, {**body, "on": self.named_history()}
+        )
         chain.append(msg)
         self._out.append(Send(to, msg.to_wire()))
 
@@ -512,6 +515,10 @@ class TableSession:
         for fault in self.ledger.faults:
             if fault.seat in self.convictions or fault.seat in self.exposed_here:
                 continue
+            if fault.seat == self.me:  # never expected: this seat signs only what its own replay allows
+                self.exposed_here.add(self.me)
+                self._out.append(Refused(self.me, fault.rule, f"this seat's own message was refused: {fault.reason}"))
+                continue
             proof = self._fault_proof(fault)
             self.exposed_here.add(fault.seat)
             if proof is not None:
@@ -533,9 +540,11 @@ class TableSession:
                     continue
                 if msg.kind == "p.keys":
                     assert self.ledger.ctx is not None
-                    for item in msg.body["openings"]:  # type: ignore[union-attr]
-                        opening = KeyOpening.from_json(self.ledger.ctx, sender, item)
-                        self.hand_keys.setdefault(opening.position, {})[sender] = opening
+                    items = msg.body["openings"]
+                    assert isinstance(items, list)  # judge_private took its shape
+                    for item in items:
+                        key = KeyOpening.from_json(self.ledger.ctx, sender, item)
+                        self.hand_keys.setdefault(key.position, {})[sender] = key
                 elif verdict == "no card":
                     self._audit_stop("a peeked prediction opens to no card: a pass replaced it")
                 elif isinstance(verdict, str):
@@ -560,7 +569,13 @@ class TableSession:
                 keys[self.me] = key_opening(self.me, lock, position)
                 self.hand_keys[position] = keys
                 try:
-                    code = open_position(ledger.ctx, position, ledger.locks[-1].points[position], [keys[s] for s in range(self.n)], ledger.commitments)
+                    code = open_position(
+                        ledger.ctx,
+                        position,
+                        ledger.locks[-1].points[position],
+                        [keys[s] for s in range(self.n)],
+                        ledger.commitments,
+                    )
                 except CheatDetected:
                     self._audit_stop(f"a card of this seat's hand (position {position}) opens to no card")
                     self.my_state = False
@@ -574,7 +589,9 @@ class TableSession:
             deal = self.game.deal_from_cards(self.state, ledger.dealer, cards)
             self.my_state = self.dealt_state = self.game.start_round(self.state, deal)
             hand = tuple(self.my_cards[p] for p in positions)
-            self._out.append(Dealt(self.round_index, hand, tuple(ledger.table_cards[p] for p in ledger.table_positions)))
+            self._out.append(
+                Dealt(self.round_index, hand, tuple(ledger.table_cards[p] for p in ledger.table_positions))
+            )
         if self.my_state is False or self.private_fault:
             return
         while self.applied < len(ledger.log):
@@ -608,7 +625,15 @@ class TableSession:
             self.stops.append(record)
             if owed == "left":
                 self.left.add(author)
-            self._out.append(Stopped(self.round_index, author, seat if isinstance(seat, int) else None, owed if isinstance(owed, str) else None, str(body.get("reason", ""))))
+            self._out.append(
+                Stopped(
+                    self.round_index,
+                    author,
+                    seat if isinstance(seat, int) else None,
+                    owed if isinstance(owed, str) else None,
+                    str(body.get("reason", "")),
+                )
+            )
 
     def _audit_stop(self, reason: str) -> None:
         if not self.my_stop and not self._round_over_here():
@@ -637,11 +662,15 @@ class TableSession:
             return
         kind = point.kind
         if kind == "seed.commit":
-            commitment, opening = commit(SEED_TAG, self.settings.table, 0, self.me, self._entropy(32), self._entropy(32))
+            commitment, opening = commit(
+                SEED_TAG, self.settings.table, 0, self.me, self._entropy(32), self._entropy(32)
+            )
             self.seed_opening = opening
             self._publish("seed.commit", {"digest": commitment.hex()})
         elif kind == "seed.reveal":
-            self._publish("seed.reveal", {"value": self.seed_opening.value.hex(), "nonce": self.seed_opening.nonce.hex()})
+            self._publish(
+                "seed.reveal", {"value": self.seed_opening.value.hex(), "nonce": self.seed_opening.nonce.hex()}
+            )
         elif kind == "shuffle":
             assert ledger.ctx is not None
             shuffle, _ = self._deck_secrets()
@@ -658,17 +687,25 @@ class TableSession:
             _, lock = self._deck_secrets()
             for seat, positions in enumerate(ledger.layout_hands):
                 if seat != self.me:
-                    self._send_private(seat, "p.keys", {"openings": [key_opening(self.me, lock, p).to_json() for p in positions]})
-            self._publish("open", {"late": False, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.table_positions]})
+                    self._send_private(
+                        seat, "p.keys", {"openings": [key_opening(self.me, lock, p).to_json() for p in positions]}
+                    )
+            self._publish(
+                "open",
+                {"late": False, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.table_positions]},
+            )
         elif kind == "open.late":
             _, lock = self._deck_secrets()
-            self._publish("open", {"late": True, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.late_positions]})
+            self._publish(
+                "open",
+                {"late": True, "openings": [key_opening(self.me, lock, p).to_json() for p in ledger.late_positions]},
+            )
         elif kind == "reveal":
             commit_point = len(ledger.points) - 2
-            opening = self.openings.get(commit_point)
-            if opening is not None:
-                body: JSONObject = {"value": opening.value.hex(), "nonce": opening.nonce.hex()}
-                reference = decode(opening.value, 1 << 16)
+            mine = self.openings.get(commit_point)
+            if mine is not None:
+                body: JSONObject = {"value": mine.value.hex(), "nonce": mine.nonce.hex()}
+                reference = decode(mine.value, 1 << 16)
                 body["keys"] = self._card_keys(reference["pos"]) if "pos" in reference else None
                 self._publish("reveal", body)
         self._answer_peeks()
@@ -683,19 +720,22 @@ class TableSession:
                 continue
             while self.peeks_answered.get(peeker, 0) < count:
                 self.peeks_answered[peeker] = self.peeks_answered.get(peeker, 0) + 1
-                point, opening = next(
-                    ((p, o) for p, o in sorted(self.openings.items()) if self.game.hidden_choice(self._kind_at(p)) == "round"),
-                    (None, None),
-                )
+                round_mode = self.game.hidden_choice
+                hidden = [o for p, o in sorted(self.openings.items()) if round_mode(self._kind_at(p)) == "round"]
+                opening = hidden[0] if hidden else None
                 if opening is None:
                     continue
                 reference = decode(opening.value, 1 << 16)
-                self._send_private(peeker, "p.peek", {
-                    "trick": self.peeks_answered[peeker],
-                    "value": opening.value.hex(),
-                    "nonce": opening.nonce.hex(),
-                    "keys": self._card_keys(reference.get("pos")),
-                })
+                self._send_private(
+                    peeker,
+                    "p.peek",
+                    {
+                        "trick": self.peeks_answered[peeker],
+                        "value": opening.value.hex(),
+                        "nonce": opening.nonce.hex(),
+                        "keys": self._card_keys(reference.get("pos")),
+                    },
+                )
 
     def _kind_at(self, point: int) -> str:
         choice = self.choices.get(point)
@@ -749,7 +789,9 @@ class TableSession:
         kind = self.game.expected(self.my_state).kind
         if self.game.hidden_choice(kind) is not None:
             reference = self._reference(move_json[kind])
-            commitment, opening = commit(CHOICE_TAG, self.settings.table, self.round_index, self.me, canonical(reference), self._entropy(32))
+            commitment, opening = commit(
+                CHOICE_TAG, self.settings.table, self.round_index, self.me, canonical(reference), self._entropy(32)
+            )
             self.openings[point] = opening
             self.choices[point] = dict(move_json)
             self._publish("commit", {"digest": commitment.hex()})
@@ -767,9 +809,8 @@ class TableSession:
         if self.game.hands_public(self.options):
             return {"card": card_json}
         code = str(card_json)
-        used = self.ledger.used | {
-            decode(o.value, 1 << 16).get("pos") for o in self.openings.values()  # type: ignore[misc]
-        }
+        used: set[object] = set(self.ledger.used)
+        used.update(decode(o.value, 1 << 16).get("pos") for o in self.openings.values())
         for position, held in sorted(self.my_cards.items()):
             if held == code and position not in used:
                 return {"pos": position}
@@ -820,9 +861,8 @@ class TableSession:
         future = self._future.pop(self.round_index, [])
         self._future_bytes = 0
         self._begin_round()
-        for sender, msg in future:
-            author = self.seat_of[msg.author]
-            self._accept(author, msg, 0)
+        for _, msg in future:
+            self._accept(self.seat_of[msg.author], msg, 0)
 
     def record_digest(self) -> str:
         return sha256_hex(canonical(self.summary()))
@@ -839,7 +879,9 @@ class TableSession:
     def present(self) -> tuple[int, ...]:
         """Seats that sign the end: in the plan, not left, not exposed, not stopped for their secrets."""
         away = {
-            int(str(s["seat"])) for s in self.stops if s.get("owed") in ("secrets", "end") and isinstance(s.get("seat"), int)
+            int(str(s["seat"]))
+            for s in self.stops
+            if s.get("owed") in ("secrets", "end") and isinstance(s.get("seat"), int)
         }
         return tuple(s for s in range(self.n) if s not in self.left and s not in self.convictions and s not in away)
 
@@ -848,7 +890,8 @@ class TableSession:
             return
         if not self._ending:
             ledger = self.ledger
-            owing = [o for o in self._owed() if o.kind == "secrets"]  # as `waiting` shows it
+            present = self.present()
+            owing = [o for o in ledger.owed_now() if o.kind == "secrets" and o.seat in present]
             if ledger.audit is None and owing:
                 return  # the round's secrets are still coming (or waited for, `due`)
             if ledger.audit is None:
@@ -859,17 +902,20 @@ class TableSession:
         if digest != self._sent_end:
             self._sent_end = digest
             self._publish("end", {"record": digest})
-        present = self.present()
-        if all(self.ledger.ends.get(s) == digest for s in present):
-            if not self._finished_told:
-                self._finished_told = True
-                self.finished = True
-                self._out.append(Finished(self.record_json(), self.complete))
+        if not self.finished and all(self.ledger.ends.get(s) == digest for s in self.present()):
+            self.finished = True
+            self._out.append(Finished(self.record_json(), self.complete))
 
     # -- the record --------------------------------------------------------------------------------
     def record(self) -> GameRecord:
         """The game record of every confirmed round (`lanplay-record/1`)."""
-        return GameRecord(self.game.id, self.settings.names, self.game.options_to_json(self.options), tuple(self.rounds), self.settings.bots)
+        return GameRecord(
+            self.game.id,
+            self.settings.names,
+            self.game.options_to_json(self.options),
+            tuple(self.rounds),
+            self.settings.bots,
+        )
 
     def record_json(self) -> JSONObject:
         """The record with what the table adds (docs/RECORDS.md): keys, proofs, stops, the void round."""
@@ -881,13 +927,22 @@ class TableSession:
         }
         out["complete"] = self.complete
         out["exposed"] = [
-            {"seat": seat, "rule": c.rule, "reason": c.reason, "kind": c.kind} for seat, c in sorted(self.convictions.items())
+            {"seat": seat, "rule": c.rule, "reason": c.reason, "kind": c.kind}
+            for seat, c in sorted(self.convictions.items())
         ]
         out["proofs"] = list(self.proofs)
         out["stops"] = list(self.stops)
         if self.void is not None:
             out["void"] = self.void
-        out["end"] = {"digest": self.record_digest(), "signed_by": sorted(s for s, d in self.ledger.ends.items() if d == self.record_digest())}
+        digest = self.record_digest()
+        ledger = self.ledger
+        signatures = [
+            ledger.chains[seat][ledger.end_seqs[seat][-1]].to_json()
+            for seat in self.present()
+            if ledger.ends.get(seat) == digest
+        ]
+        # P-5.8: the signed end messages themselves, so a reader checks who agreed to this record.
+        out["end"] = {"digest": digest, "summary": self.summary(), "signatures": signatures}
         return out
 
     # -- links, stops, leaving ---------------------------------------------------------------------
@@ -902,20 +957,23 @@ class TableSession:
             self.link_down_since.setdefault(seat, self.now)
 
     def _stop_for(self, event: StopFor) -> None:
-        if self.my_stop or self.finished or self.me in self.left:
-            return
         owed = Owed(event.seat, event.owed, event.to)
+        if owed in self.stopped_for or self.finished or self.me in self.left:
+            return
         history = History(self.rec, self._heads(), tuple(self.private_got))
         if owed not in self.ledger.owed_on(history, self.me):
             self._out.append(Refused(self.me, "P-5.5", f"seat {event.seat} owes no {event.owed} now"))
             return
         self.my_stop = True
+        self.stopped_for.add(owed)
         reason = f"waited {self.settings.patience:.0f} s for seat {event.seat}'s {event.owed}"
         self._publish("stop", {"seat": event.seat, "owed": event.owed, "to": event.to, "reason": reason})
 
     def _heads(self) -> tuple[tuple[int, str] | None, ...]:
         return tuple(
-            None if self.ledger.cursor[s] == 0 else (self.ledger.cursor[s] - 1, self.ledger.chains[s][self.ledger.cursor[s] - 1].digest())
+            None
+            if self.ledger.cursor[s] == 0
+            else (self.ledger.cursor[s] - 1, self.ledger.chains[s][self.ledger.cursor[s] - 1].digest())
             for s in range(self.n)
         )
 
@@ -957,16 +1015,19 @@ class TableSession:
     def due(self, now: float) -> StopFor | None:
         """The stop this seat may publish now: an owed step waited for past the table's patience (a
         person's move only while its laptop is unlinked, or past the table's turn timer)."""
-        if self.my_stop or self.finished or self.me in self.left:
+        if self.finished or self.me in self.left:
             return None
         patience = self.settings.patience
         for o, since in sorted(self._since.items(), key=lambda item: (item[1], item[0].seat)):
-            if o.seat == self.me:
+            if o.seat == self.me or o in self.stopped_for:
                 continue
             if o.kind in PERSON_KINDS:
                 timer = self.settings.turn_timer
                 down = self.link_down_since.get(o.seat)
-                if not (timer is not None and now - since >= timer or down is not None and now - max(down, since) >= patience):
+                if not (
+                    (timer is not None and now - since >= timer)
+                    or (down is not None and now - max(down, since) >= patience)
+                ):
                     continue
             elif now - since < patience:
                 continue
@@ -978,9 +1039,7 @@ class TableSession:
         if self.my_stop or self.finished or self.me in self.left or self.me in self.ledger.secrets:
             return False
         mine = frozenset(o for o, since in self._since.items() if o.to == self.me and now - since >= NOTE_GRACE)
-        if not mine or mine <= self._noted_for:
-            return False
-        return True
+        return bool(mine) and not mine <= self._noted_for
 
     # -- reading ---------------------------------------------------------------------------------------
     def view(self) -> Any:
@@ -1009,4 +1068,3 @@ class TableSession:
 
     def convicted_lines(self) -> tuple[str, ...]:
         return tuple(c.line(self.settings.names) for _, c in sorted(self.convictions.items()))
-

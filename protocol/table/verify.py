@@ -26,6 +26,7 @@ from typing import Any
 
 from engine.api import Game
 from engine.record import RoundRecord
+from protocol.encoding import canonical, sha256_hex
 from protocol.errors import ProtocolError
 from protocol.identity import PublicIdentity
 from protocol.signed import SignedMessage
@@ -113,7 +114,9 @@ def _verify(plan: Plan, proof: Mapping[str, object], rounds: Sequence[RoundRecor
         if first.table not in channels or first.table != second.table or first.round != second.round:
             raise ProtocolError(RULE, "a fork's messages must be on one channel of this table, in one round")
         if first.seq == second.seq and first.digest() != second.digest():
-            return Conviction(seat, "P-1.3", f"signed two different messages at {first.kind}/{second.kind} #{first.seq}", "fork")
+            return Conviction(
+                seat, "P-1.3", f"signed two different messages at {first.kind}/{second.kind} #{first.seq}", "fork"
+            )
         if second.seq == first.seq + 1 and second.prev != first.digest():
             return Conviction(seat, "P-1.3", f"message #{second.seq} does not follow its own #{first.seq}", "fork")
         raise ProtocolError(RULE, "not a fork: the messages agree")
@@ -136,7 +139,11 @@ def _verify(plan: Plan, proof: Mapping[str, object], rounds: Sequence[RoundRecor
                     return Conviction(seat, fault.rule, fault.reason, "refused")
             raise ProtocolError(RULE, "the replay takes the message on the history it names: no fault")
         recipient = next(
-            (r for r, key in enumerate(plan.keys) if private_channel(plan.table, message.author, key.peer_id) == message.table),
+            (
+                r
+                for r, key in enumerate(plan.keys)
+                if private_channel(plan.table, message.author, key.peer_id) == message.table
+            ),
             None,
         )
         if recipient is None:
@@ -156,3 +163,77 @@ def _verify(plan: Plan, proof: Mapping[str, object], rounds: Sequence[RoundRecor
             raise ProtocolError(RULE, "the audit of these messages finds no fault of that seat")
         return Conviction(audit.fault.seat, audit.fault.rule, audit.fault.reason, "audit")
     raise ProtocolError(RULE, f"unknown proof kind {str(kind)[:20]!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class ProofCheck:
+    """One proof of a record, checked again: `conviction`, or `error` saying why it shows nothing."""
+
+    index: int
+    conviction: Conviction | None
+    error: str | None
+
+
+def check_end(raw: Mapping[str, object]) -> tuple[int, ...]:
+    """The seats whose signed end message in a record names the digest of the record's own summary
+    (P-5.8). ProtocolError when the end section is missing or a signature or digest does not hold."""
+    table, end = raw.get("table"), raw.get("end")
+    if not isinstance(table, Mapping) or not isinstance(end, Mapping):
+        raise ProtocolError(RULE, "the record has no 'table' and 'end' sections")
+    raw_keys = table.get("keys")
+    if not isinstance(raw_keys, list):
+        raise ProtocolError(RULE, "the record's table section has no keys")
+    keys = [PublicIdentity.from_hex(key) for key in raw_keys]
+    digest = sha256_hex(canonical(end.get("summary")))
+    if end.get("digest") != digest:
+        raise ProtocolError(RULE, "the end digest is not the digest of the record's summary")
+    signed: list[int] = []
+    signatures = end.get("signatures")
+    for item in signatures if isinstance(signatures, list) else []:
+        msg = SignedMessage.from_json(item)
+        seat = next((s for s, key in enumerate(keys) if key.peer_id == msg.author), None)
+        if seat is None or msg.kind != "end" or msg.table != table.get("id"):
+            raise ProtocolError(RULE, "an end signature of no seat of this table")
+        msg.verify(keys[seat])
+        if msg.body.get("record") != digest:
+            raise ProtocolError(RULE, f"seat {seat}'s end signature names another record")
+        signed.append(seat)
+    return tuple(sorted(signed))
+
+
+def check_record(raw: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[ProofCheck, ...]]:
+    """Every proof of a table's record checked again offline (`lanplay verify`): the players' names and
+    one result per proof. ProtocolError when the record has no table section to check them against."""
+    from engine.games import get_game
+    from engine.record import parse_record
+
+    record = parse_record(raw)
+    table = raw.get("table")
+    if (
+        not isinstance(table, Mapping)
+        or not isinstance(table.get("keys"), list)
+        or not isinstance(table.get("id"), str)
+    ):
+        raise ProtocolError(RULE, "the record has no 'table' section with the table id and the seats' keys")
+    raw_keys = table["keys"]
+    assert isinstance(raw_keys, list)
+    keys = tuple(PublicIdentity.from_hex(key) for key in raw_keys)
+    if len(keys) != len(record.players):
+        raise ProtocolError(RULE, "the record's table keys are not one per player")
+    game = get_game(record.game)
+    plan = Plan(str(table["id"]), game, game.options_from_json(record.options), keys)
+    proofs = raw.get("proofs", [])
+    if not isinstance(proofs, list):
+        raise ProtocolError(RULE, "'proofs' must be a list")
+    results: list[ProofCheck] = []
+    for index, proof in enumerate(proofs):
+        if not isinstance(proof, Mapping):
+            results.append(ProofCheck(index, None, "a proof is an object"))
+            continue
+        round_index = proof.get("round")
+        before = record.rounds[: round_index if is_index(round_index, len(record.rounds) + 1) else len(record.rounds)]
+        try:
+            results.append(ProofCheck(index, verify(plan, proof, before), None))
+        except ProtocolError as exc:
+            results.append(ProofCheck(index, None, exc.message))
+    return record.players, tuple(results)
