@@ -36,12 +36,36 @@ def check(result: Result, forker: int | tuple[int, ...], exposed: bool) -> None:
             assert set(forkers) & seats, f"seat {seat} did not expose the forker" + replay
 
 
-def cases(seats: int) -> list[tuple[str, str, tuple[int, ...]]]:
+# Cases the session on main fails (found by this simulator). A fix makes its case pass, strict xfail then
+# fails, and the mark is to be removed.
+KNOWN = {
+    "sixth-sense-secrets-0": "P-6.4: the seat that got the forked secrets stays in 'ending', nothing in waiting()",
+    "sixth-sense-secrets-1": "P-6.4: the seat that got the forked secrets stays in 'ending', nothing in waiting()",
+    "sixes-secrets-0": "P-6.2: one honest seat exposes the forker of its secrets, the other confirms the round",
+    "sixes-end-0": "P-6.2 (P-5.8): after a forked end signature honest seats finish on different digests",
+    "sixes-end-1": "P-6.2 (P-5.8): after a forked end signature honest seats finish on different digests",
+    "colluders-1": "P-6.2/P-6.4: one honest seat exposes the framing colluder, the other never finishes",
+    "colluders-2": "P-6.2/P-6.4: one honest seat exposes the framing colluder, the other never finishes",
+}
+
+
+def known(values: tuple[object, ...], case: str) -> object:
+    if case in KNOWN:
+        return pytest.param(*values, id=case, marks=pytest.mark.xfail(strict=True, reason=KNOWN[case]))
+    return pytest.param(*values, id=case)
+
+
+def cases(seats: int) -> list[object]:
     forker = seats - 1
     subsets = [
         subset for k in range(1, seats - 1) for subset in itertools.combinations(range(forker), k)
     ]  # every proper subset of the other seats: the rest get the original
-    return [(game, kind, subset) for game in GAMES for kind in STEPS[game] for subset in subsets]
+    return [
+        known((game, kind, subset), f"{game}-{kind}-{'.'.join(map(str, subset))}")
+        for game in GAMES
+        for kind in STEPS[game]
+        for subset in subsets
+    ]
 
 
 @pytest.mark.parametrize(("game", "kind", "subset"), cases(3))
@@ -54,7 +78,12 @@ def test_a_fork_of_each_public_kind_to_each_subset_exposes_the_forker_alone(
 
 @pytest.mark.parametrize(
     ("game", "kind", "subset"),
-    [c for c in cases(4) if c[0] == "sixes" and len(c[2]) > 1 and c[1] in ("lock", "move", "secrets")],
+    [
+        known((game, kind, subset), f"{game}-{kind}-{'.'.join(map(str, subset))}")
+        for game in ("sixes",)
+        for kind in ("lock", "move", "secrets")
+        for subset in itertools.combinations(range(3), 2)
+    ],
 )
 def test_a_fork_to_two_of_three_honest_seats_exposes_the_forker_alone(
     game: str, kind: str, subset: tuple[int, ...]
@@ -76,7 +105,7 @@ def test_a_card_played_in_two_versions_around_a_peek_frames_nobody(seed: int) ->
     check(run(Spec(seed, "sixth-sense", 3, '{"target":1}', adversaries=((2, "forkplay"),))), 2, exposed=True)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [known((seed,), f"colluders-{seed}") for seed in range(3)])
 def test_a_forked_card_with_a_colluder_quoting_the_answer_frames_nobody(seed: int) -> None:
     # finding 2: the same at 4 seats, a colluder passing on what it is sent and stopping on an
     # honest seat
