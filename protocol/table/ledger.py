@@ -209,9 +209,9 @@ class RoundLedger:
         self.end_point: int | None = None
         # notes
         self.stops: list[tuple[int, int, JSONObject]] = []  # (author, seq, body) of stops and leaves
-        self.left: set[int] = set()
+        self.left: dict[int, int] = {}  # seat -> where its leave stands in its chain
         self.ends: dict[int, str] = {}  # seat -> the record digest it signed last
-        self.end_seqs: dict[int, list[int]] = {}  # seat -> where its end signatures stand in its chain
+        self.end_seqs: dict[int, list[tuple[int, str]]] = {}  # seat -> (seq, record digest) of its end signatures
         self.secrets: dict[int, tuple[SeatSecrets | None, dict[int, Opening], int]] = {}
         self.audit: AuditResult | None = None
         if start.index == 0:
@@ -345,6 +345,20 @@ class RoundLedger:
             return
         if not point.group or len(point.taken) == len(point.seats):
             self._next_point(point)
+
+    def _end_in(self, history: History, seat: int) -> str | None:
+        """The record digest of `seat`'s latest end signature that `history` holds."""
+        held = [digest for seq, digest in self.end_seqs.get(seat, ()) if history.holds(seat, seq)]
+        return held[-1] if held else None
+
+    def _end_owed(self, history: History, seat: int, author: int | None) -> bool:
+        """`seat` owes an end signature: none on `history`, or (seen by `author`) one for another record
+        than `author`'s own latest: ends are signed again as a seat's view grows (P-5.8)."""
+        theirs = self._end_in(history, seat)
+        if theirs is None:
+            return True
+        mine = self._end_in(history, author) if author is not None and author != seat else None
+        return mine is not None and mine != theirs
 
     def _final_in(self, history: History) -> bool:
         """The history holds every seat's secrets of the game's last round, confirmed by the audit."""
@@ -629,7 +643,7 @@ class RoundLedger:
             body_fields(body, frozenset(), seat, "wait note")
         elif msg.kind == "leave":
             body_fields(body, frozenset(), seat, "leave")
-            self.left.add(seat)
+            self.left.setdefault(seat, msg.seq)
             self.stops.append((seat, msg.seq, {"seat": seat, "owed": "left", "to": None, "reason": "left the table"}))
         elif msg.kind == "end":
             body_fields(body, frozenset({"record"}), seat, "end signature")
@@ -637,7 +651,7 @@ class RoundLedger:
             if not isinstance(digest, str) or len(digest) != 64:
                 raise _Refuse("P-5.8", "an end signature must name a record digest")
             self.ends[seat] = digest
-            self.end_seqs.setdefault(seat, []).append(msg.seq)
+            self.end_seqs.setdefault(seat, []).append((msg.seq, digest))
         else:  # stop
             body_fields(body, frozenset({"seat", "owed", "to", "reason"}), seat, "stop")
             named, owed, to = body.get("seat"), body.get("owed"), body.get("to")
@@ -671,13 +685,11 @@ class RoundLedger:
         if stopped or self._ended_in(history):
             for seat in range(self.n):
                 taken = self.secrets.get(seat)
-                if seat in self.left:
-                    continue
+                if seat in self.left and history.holds(seat, self.left[seat]):
+                    continue  # judged on the history named: a leave it does not hold changes nothing
                 if not (taken is not None and history.holds(seat, taken[2])):
                     owed.append(Owed(seat, "secrets"))
-                elif (stopped or self._final_in(history)) and not any(
-                    history.holds(seat, seq) for seq in self.end_seqs.get(seat, ())
-                ):
+                elif (stopped or self._final_in(history)) and self._end_owed(history, seat, author):
                     owed.append(Owed(seat, "end"))  # P-5.8: its end signature, once the table's end is known
         if reached is not None and len(self.locks) == self.n and self._reaches_open(history):
             for waiter in range(self.n):

@@ -85,7 +85,7 @@ from protocol.table.values import (
     Tick,
     Waiting,
 )
-from protocol.table.verify import Conviction, Plan, rounds_json, verify
+from protocol.table.verify import Conviction, Plan, round_start, rounds_json, verify
 
 MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
 MAX_PENDING_PROOFS = 4  # per sender
@@ -174,6 +174,7 @@ class TableSession:
         return len(self.rounds)
 
     def _begin_round(self) -> None:
+        self.prev_ledger: RoundLedger | None = getattr(self, "ledger", None)
         rec = record_digest(rounds_json(self.rounds))
         start = RoundStart(
             self.settings.table, self.game, self.options, self.settings.seats, self.round_index, self.state, rec
@@ -275,6 +276,9 @@ class TableSession:
             return
         if author == self.me:
             return  # our own, passed back by gossip
+        if msg.round == self.round_index - 1 and self.prev_ledger is not None and msg.table == self.settings.table:
+            self._fork_in_past(author, msg)
+            return
         if (
             msg.round < self.round_index
             or msg.round > self.round_index + 1
@@ -292,6 +296,20 @@ class TableSession:
             return
         self._accept(author, msg, len(data))
 
+    def _fork_in_past(self, author: int, msg: SignedMessage) -> None:
+        """A public message of the round just confirmed: another version of one held here is a fork,
+        which voids that round at every seat (`_expose`); anything else of it is old news."""
+        ledger = self.prev_ledger
+        assert ledger is not None
+        chain = ledger.chains[author]
+        if msg.seq >= len(chain) or chain[msg.seq].digest() == msg.digest():
+            return
+        try:
+            msg.verify(self.settings.seats[author])
+        except ProtocolError:
+            return
+        self._fork(chain[msg.seq], msg)
+
     def _hold_future(self, sender: int | None, author: int, msg: SignedMessage, size: int) -> None:
         if self._future_bytes + size > MAX_FUTURE_BYTES:
             return
@@ -308,6 +326,7 @@ class TableSession:
         private = msg.kind in PRIVATE_KINDS
         chain = self.private_in[author] if private else self.public[author]
         msgs = chain.msgs
+        size = len(msg.to_wire())  # P-6.6: counted as its author signed it, however a relay padded it
         if msg.seq < len(msgs):
             held = msgs[msg.seq]
             if held.digest() == msg.digest():
@@ -363,9 +382,15 @@ class TableSession:
 
     # -- proofs --------------------------------------------------------------------------------------
     def _expose(self, proof: JSONObject, send: bool) -> None:
-        """Check `proof` with the one `verify` and, if it holds, expose its seat here and pass it on."""
+        """Check `proof` with the one `verify` and, if it holds, expose its seat here and pass it on.
+        A proof about a round already confirmed here voids that round: every honest seat gets the same
+        proofs, so every one ends with the same confirmed rounds (P-6.2)."""
+        proof = _canonical_fork(proof)
+        round_of = _proof_round(proof)
+        if round_of is None or round_of > self.round_index:
+            return
         try:
-            conviction = verify(self.plan, proof, self.rounds)
+            conviction = verify(self.plan, proof, self.rounds[:round_of])
         except ProtocolError as exc:
             self._out.append(Refused(None, exc.rule, f"a proof that shows nothing: {exc.message}"))
             return
@@ -374,6 +399,8 @@ class TableSession:
         self.convictions[conviction.seat] = conviction
         if conviction.kind == "fork":
             self.ledger.forked.add(conviction.seat)
+        if round_of < len(self.rounds):
+            self._unconfirm(round_of)
         self.proofs.append(proof)
         self.exposed_here.add(conviction.seat)
         self.last_kept = True
@@ -381,17 +408,28 @@ class TableSession:
         if send:
             self._out.append(Send(None, canonical({"proof": self._wire_proof(proof)}), forward=True))
 
+    def _unconfirm(self, round_of: int) -> None:
+        """A proof showed a fault in round `round_of`, which this seat had confirmed: it is void here too."""
+        self.rounds = self.rounds[:round_of]
+        self.state = round_start(self.plan, self.rounds).state
+        self.void = {"round": round_of, "why": "a proof showed a fault in it", "moves": []}
+        self.complete = False
+        self._ending = True
+
     def _wire_proof(self, proof: JSONObject) -> JSONObject:
-        """A proof as it travels: messages every seat of the round holds named by place and digest."""
+        """A proof as it travels: messages every seat of the round holds named by place and digest;
+        the accused's own in full, since another version of them may be what another seat holds."""
         if proof.get("kind") == "fork":
             return proof
         key = "history" if proof.get("kind") == "refused" else "messages"
         items = proof.get(key)
         assert isinstance(items, list)
-        refs = []
+        accused = proof.get("seat")
+        refs: list[object] = []
         for item in items:
             msg = SignedMessage.from_json(item)
-            refs.append([self.seat_of[msg.author], msg.seq, msg.digest()])
+            seat = self.seat_of[msg.author]
+            refs.append(item if seat == accused else [seat, msg.seq, msg.digest()])
         return {**proof, key: refs}
 
     def _proof_received(self, sender: int | None, raw: object) -> None:
@@ -411,7 +449,8 @@ class TableSession:
             if raw.get("kind") == "fork":
                 self._expose(raw, send=True)
                 continue
-            if raw.get("round") != self.round_index:
+            ledger = self._ledger_of(raw.get("round"))
+            if ledger is None:
                 continue
             key = "history" if raw.get("kind") == "refused" else "messages"
             refs = raw.get(key)
@@ -419,7 +458,10 @@ class TableSession:
                 continue
             resolved: list[JSONObject] = []
             for ref in refs:
-                msg = self._held(ref)
+                if isinstance(ref, dict):
+                    resolved.append(ref)  # carried whole (the accused's own messages)
+                    continue
+                msg = _held(ledger, ref)
                 if msg is None:
                     break
                 resolved.append(msg.to_json())
@@ -429,14 +471,12 @@ class TableSession:
             waiting.append((sender, raw))
         self._pending_proofs = waiting
 
-    def _held(self, ref: object) -> SignedMessage | None:
-        if not (isinstance(ref, list) and len(ref) == 3 and isinstance(ref[0], int) and isinstance(ref[1], int)):
-            return None
-        seat, seq, digest = ref
-        if not 0 <= seat < self.n or not 0 <= seq < len(self.ledger.chains[seat]):
-            return None
-        msg = self.ledger.chains[seat][seq]
-        return msg if msg.digest() == digest else None
+    def _ledger_of(self, round_of: object) -> RoundLedger | None:
+        if round_of == self.round_index:
+            return self.ledger
+        if round_of == self.round_index - 1:
+            return self.prev_ledger
+        return None
 
     def _fault_proof(self, fault: Fault) -> JSONObject | None:
         """A refusal proof: the refused message and every message of the round taken here before it
@@ -617,11 +657,12 @@ class TableSession:
             if "_reveal" not in move_json:
                 self._out.append(Moved(int(str(move_json["seat"])), move_json))
         while self.told_stops < len(ledger.stops):
-            author, _, body = ledger.stops[self.told_stops]
+            author, seq, body = ledger.stops[self.told_stops]
             self.told_stops += 1
             seat = body.get("seat")
             owed = body.get("owed")
-            record = {"round": self.round_index, "by": author, "seat": seat, "owed": owed, "reason": body.get("reason")}
+            reason = body.get("reason")
+            record = {"round": self.round_index, "by": author, "seq": seq, "seat": seat, "owed": owed, "reason": reason}
             self.stops.append(record)
             if owed == "left":
                 self.left.add(author)
@@ -931,13 +972,14 @@ class TableSession:
             for seat, c in sorted(self.convictions.items())
         ]
         out["proofs"] = list(self.proofs)
-        out["stops"] = list(self.stops)
+        # In chain order, not arrival order: every seat that took the same stops writes the same list.
+        out["stops"] = sorted(self.stops, key=lambda stop: [int(str(stop[key])) for key in ("round", "by", "seq")])
         if self.void is not None:
             out["void"] = self.void
         digest = self.record_digest()
         ledger = self.ledger
         signatures = [
-            ledger.chains[seat][ledger.end_seqs[seat][-1]].to_json()
+            ledger.chains[seat][ledger.end_seqs[seat][-1][0]].to_json()
             for seat in self.present()
             if ledger.ends.get(seat) == digest
         ]
@@ -1068,3 +1110,37 @@ class TableSession:
 
     def convicted_lines(self) -> tuple[str, ...]:
         return tuple(c.line(self.settings.names) for _, c in sorted(self.convictions.items()))
+
+
+def _held(ledger: RoundLedger, ref: object) -> SignedMessage | None:
+    """The message a proof names by [seat, seq, digest], if `ledger` holds that very one."""
+    if not (isinstance(ref, list) and len(ref) == 3 and isinstance(ref[0], int) and isinstance(ref[1], int)):
+        return None
+    seat, seq, digest = ref
+    if not 0 <= seat < ledger.n or not 0 <= seq < len(ledger.chains[seat]):
+        return None
+    msg = ledger.chains[seat][seq]
+    return msg if msg.digest() == digest else None
+
+
+def _proof_round(proof: JSONObject) -> int | None:
+    """The round a proof is about (P-5.4): its messages' round."""
+    if proof.get("kind") == "fork":
+        first = proof.get("first")
+        value = first.get("round") if isinstance(first, dict) else None
+    else:
+        value = proof.get("round")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _canonical_fork(proof: JSONObject) -> JSONObject:
+    """A fork's two halves in one order (by digest), so every seat keeps the same proof of one fork."""
+    if proof.get("kind") != "fork":
+        return proof
+    try:
+        first, second = SignedMessage.from_json(proof.get("first")), SignedMessage.from_json(proof.get("second"))
+    except ProtocolError:
+        return proof
+    if first.seq == second.seq and second.digest() < first.digest():
+        return {"kind": "fork", "first": second.to_json(), "second": first.to_json()}
+    return proof
