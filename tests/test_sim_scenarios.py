@@ -38,15 +38,7 @@ def check(result: Result, forker: int | tuple[int, ...], exposed: bool) -> None:
 
 # Cases the session on main fails (found by this simulator). A fix makes its case pass, strict xfail then
 # fails, and the mark is to be removed.
-KNOWN = {
-    "sixth-sense-secrets-0": "P-6.4: the seat that got the forked secrets stays in 'ending', nothing in waiting()",
-    "sixth-sense-secrets-1": "P-6.4: the seat that got the forked secrets stays in 'ending', nothing in waiting()",
-    "sixes-secrets-0": "P-6.2: one honest seat exposes the forker of its secrets, the other confirms the round",
-    "sixes-end-0": "P-6.2 (P-5.8): after a forked end signature honest seats finish on different digests",
-    "sixes-end-1": "P-6.2 (P-5.8): after a forked end signature honest seats finish on different digests",
-    "colluders-1": "P-6.2/P-6.4: one honest seat exposes the framing colluder, the other never finishes",
-    "colluders-2": "P-6.2/P-6.4: one honest seat exposes the framing colluder, the other never finishes",
-}
+KNOWN: dict[str, str] = {}
 
 
 def known(values: tuple[object, ...], case: str) -> object:

@@ -13,17 +13,9 @@ TABLES = 150  # CI-sized; the soak draws from the same seeds upwards
 
 # Tables the session on main fails (found by this simulator; the replay command is in the reason). A
 # fix makes its case pass, strict xfail then fails, and the mark is to be removed.
-HONEST_EXPOSED = "P-6.1: honest seats exposed on their own secrets, keys or lock (see the report of deliverable 7)"
 KNOWN = {
-    14: "P-6.4: a seat in 'ending' waits with nothing in waiting() (the end signature is no owed step)",
-    24: HONEST_EXPOSED + ": a lock held back 12 s, a stop, then every honest seat's secrets refused",
     32: "P-6.4: a 2-seat take6 whose honest seat waits for a leaker's commit after a crash and a partition",
-    41: HONEST_EXPOSED + ": a lock held back 9.5 s and a leave",
     77: "P-6.4: an honest 3-seat take6 (jitter 3 s, a crash) waits for honest moves and commits for ever",
-    113: HONEST_EXPOSED + ": an honest 4-seat take6 logic table, a seat leaves after round 1",
-    127: "P-6.2: honest seats finish on different record digests",
-    131: HONEST_EXPOSED + ": an honest 3-seat take6, a seat leaves after round 1 (lock 'owed by none')",
-    136: "P-6.2: honest seats finish on different record digests",
 }
 
 
