@@ -196,6 +196,7 @@ class TableSession:
         self.choices: dict[int, JSONObject] = {}  # point -> the move this seat chose there
         self.peeks_answered: dict[int, int] = {}
         self.peek_cards: dict[int, str] = {}
+        self.peek_answers: dict[int, int] = {}  # target -> how many of its answers to this seat's peeks came
         self.private_fault = False
         self.told_moves = 0
         self.told_stops = 0
@@ -589,6 +590,7 @@ class TableSession:
                     self._audit_stop("a peeked prediction opens to no card: a pass replaced it")
                 elif isinstance(verdict, str):
                     self.peek_cards[sender] = verdict
+                    self.peek_answers[sender] = self.peek_answers.get(sender, 0) + 1
                     self._out.append(PeekResult(sender, verdict))
 
     # -- this seat's own knowledge -----------------------------------------------------------------
@@ -813,7 +815,7 @@ class TableSession:
         if self.applied < len(ledger.log):
             return ()
         for (target, peeker), count in ledger.peek_counts[-1].items():  # S-6.4: the peek's answer first
-            if peeker == self.me and count > (1 if target in self.peek_cards else 0):
+            if peeker == self.me and count > self.peek_answers.get(target, 0):  # two peeks at one seat: two answers
                 return ()
         return tuple(self.game.legal_moves(self.my_state, self.me))
 
