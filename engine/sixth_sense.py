@@ -368,7 +368,10 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         check_keys(raw, {"beginner", "target", "late_trump"}, "sixth-sense options")
         target = raw.get("target")
         if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 1):
-            raise FormatError(f"sixth-sense options: 'target' must be a positive number or null, got {target!r}")
+            raise FormatError(
+                f"sixth-sense options: 'target' (S-8.2: the total that ends the game) must be a whole number of "
+                f"points, 1 or more, or be left out to play the set number of rounds; got {target!r}"
+            )
         return SixthSenseOptions(
             beginner=require_bool(raw, "beginner", "sixth-sense options", False),
             target=target,

@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--interface", help="the IPv4 address to play on (as for the other commands)")
     where.set_defaults(run=run_where)
 
+    rules = sub.add_parser("rules", help="print a game's rules with their ids (as the engine plays them)")
+    rules.add_argument("game", choices=sorted(all_games()), help="the game")
+    rules.set_defaults(run=run_rules)
+
     replay = sub.add_parser("replay", help="replay and check a game record")
     replay.add_argument("file", type=Path, help="a lanplay-record/1 file")
     replay.add_argument("--json", action="store_true", help="print the machine-readable result")
@@ -115,6 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_network_commands(sub)
     return parser
+
+
+def rules_text(game_id: str) -> str:
+    """The full rules of a game with their ids (S-…, T-…, X-…), shipped in the package (lanplay/rules/)."""
+    from importlib.resources import files
+
+    return files("lanplay").joinpath("rules", f"{game_id}.md").read_text(encoding="utf-8")
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    try:
+        print(rules_text(args.game), end="")
+    except BrokenPipeError:  # `lanplay rules take6 | head`
+        sys.stderr.close()
+    return 0
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -231,13 +250,17 @@ def run_play(args: argparse.Namespace) -> int:
         print(f"lanplay play: bad option: {exc.message} (options of {game.id}: {option_keys_text(game.id)})",
               file=sys.stderr)
         return 2
+    from lanplay.describe import option_notes
+
+    for note in option_notes(game.id, game.options_to_json(options)):
+        print(f"lanplay play: note: {note}", file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()) and not args.plain:
         print("lanplay play: the full-screen table needs a terminal (standard input and output are not one); "
               "use --plain to play by typing numbers", file=sys.stderr)
         return 2
     args.name = args.name or default_player_name()
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
-    from lanplay.ui.i18n import detect_lang
+    from lanplay.ui.i18n import detect_lang, t
 
     if not args.plain:
         from lanplay.ui.app import play_local_table
@@ -254,6 +277,9 @@ def run_play(args: argparse.Namespace) -> int:
         )
     record = play_local(game, args.name, args.bots, options, args.bot_kind, sys.stdin, sys.stdout,
                         lang=detect_lang(args.lang))
+    if not any(played.moves for played in record.rounds):  # left before any move: no file in the current folder
+        print(t("no_move_nothing_saved", detect_lang(args.lang)))
+        return 0
     save_record(record, path)
     print(f"Game record saved to {path}")
     return 0

@@ -10,7 +10,7 @@ replay prints the English.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -233,6 +233,16 @@ def option_keys_text(game_id: str) -> str:
     return ", ".join(valid_option_keys(game_id))
 
 
+def option_notes(game_id: str, options: Mapping[str, object]) -> list[str]:
+    """Options that are allowed together but where one changes nothing, said rather than accepted in silence.
+    The rules let options combine freely (S-8), so such a table is not refused."""
+    notes = []
+    if game_id == "sixth-sense" and options.get("beginner") is True and options.get("late_trump") is True:
+        notes.append("late_trump=true changes nothing with beginner=true: a beginner game turns no trump "
+                     "(S-8.1, S-8.3)")
+    return notes
+
+
 def options_help() -> str:
     """The epilog of `lanplay play --help`: every game's option keys and what they do."""
     from engine.games import all_games, get_game
@@ -342,7 +352,7 @@ def _sixth_sense_round(players: Sequence[str], dealt: Any, moves: Moves) -> Iter
 
     r = dealt.round
     if r.trump is not None:
-        yield f"  Trump: {r.trump.code} ({t('colour_' + r.trump.colour)})"
+        yield f"  Trump: {sixth_sense_card_name(r.trump.code)} ({t('colour_' + r.trump.colour)})"
     elif dealt.options.beginner:
         yield "  No trump (beginner)"
     trick: list[Any] = []

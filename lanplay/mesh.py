@@ -216,7 +216,9 @@ class _Link:
     next_send: int = 0
     ack_due: bool = False
     live: bool = False  # installed and not yet superseded or dropped
-    progress: float = 0.0  # loop time of the last acknowledgement that freed something (or of install)
+    # loop time of the last acknowledgement that freed something, of install, or of a message sent when
+    # nothing was outstanding: the acknowledgement clock of the stall check
+    progress: float = 0.0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     writer: asyncio.Task[None] | None = None
     leave_due: bool = False  # `close(leaving=True)`: the writer sends LEAVE after what is queued
@@ -510,6 +512,10 @@ class Mesh:
                 elif link.next_send < outbox.next_number:
                     # Acknowledged on another link meanwhile: those need no resending.
                     link.next_send = max(link.next_send, outbox.base)
+                    if link.next_send == outbox.base:
+                        # Nothing was owed an acknowledgement: the wait for one starts with this message,
+                        # not when the link last went quiet (a healthy link may be quiet for any time).
+                        link.progress = asyncio.get_running_loop().time()
                     plaintext = _encode_data(link.next_send, outbox.entries[link.next_send - outbox.base])
                     link.next_send += 1
                 elif link.leave_due:

@@ -22,7 +22,7 @@ from lanplay.describe import bot_lines
 from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.network import network_in_use, toward
 from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import ResumeFailed, data_dir
+from lanplay.store import ResumeFailed, data_dir, remove_finished_journals
 from lanplay.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
@@ -59,8 +59,12 @@ def add_network_commands(sub: Any) -> None:
     join.add_argument("address", metavar="HOST:PORT")
     join.add_argument(
         "--bots", type=int, default=0,
-        help="bot seats this laptop brings to the table (it runs them, so it could see their cards)",
+        help="bot seats this laptop brings to the table (it runs them, so it could see their cards); "
+        "plays as plain text",
     )  # fmt: skip
+    join.add_argument("--plain", action="store_true",
+                      help="plain text (typed numbers) instead of the full-screen table; also without a terminal")
+    join.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     _common(join)
     join.set_defaults(run=run_join)
 
@@ -110,13 +114,21 @@ class TextPlayer:
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
         from lanplay.describe import move_text
+        from lanplay.ui import screens
+        from lanplay.ui.model import TableModel
 
         session = runner.session
         assert session is not None
         names = list(session.settings.names)
-        print(f"\nYour turn ({session.game.title}). {session.game.public_state(session.view()).get('round', '')}")
+        print(f"\nYour turn ({session.game.title}, {names[session.me]}):")
+        table = TableModel(session.game, names, session.me)  # the table and hand, as the full screen draws them
+        table.update_state(session.view())
+        for part in (screens.table_area(table, 78), screens.hand_area(table, 78)):
+            text = screens.plain(part).rstrip()
+            if text:
+                print(text)
         for index, move in enumerate(moves, 1):
-            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move))}")
+            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move), session.game.id)}")
         while True:
             line = await _read_line()
             if not line:
@@ -184,6 +196,7 @@ def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
     directory = data_dir()
+    remove_finished_journals(directory)  # games that are over need their journals no more
     network = network_in_use(args.interface, directory)
     assert network is not None
     if network.source == "default" and join_host is not None:
@@ -217,13 +230,17 @@ def _on_runner(runner: TableRunner) -> None:
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
     from lanplay.cli import OptionError, parse_options
+    from lanplay.describe import option_notes
 
     game = get_game(game_id)
     try:
-        return game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
+        options = game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
     except OptionError as exc:
         print(f"lanplay: {exc}", file=sys.stderr)
         raise SystemExit(2) from exc
+    for note in option_notes(game_id, options):
+        print(f"lanplay: note: {note}", file=sys.stderr)
+    return options
 
 
 def _report(outcome: Outcome) -> int:
@@ -338,6 +355,25 @@ def run_join(args: argparse.Namespace) -> int:
     if not 0 <= args.bots <= 63:
         raise CommandError(f"--bots {args.bots}: a table has at most 64 seats")
     directory, interface = _setup(args, address[0])
+    if not (args.plain or args.bots) and sys.stdin.isatty() and sys.stdout.isatty():
+        # The full-screen table, as joining from the lobby: the command the host's screen tells friends to type.
+        from lanplay.describe import default_player_name
+        from lanplay.ui.i18n import detect_lang
+        from lanplay.ui.play import join_net_table
+
+        logging.getLogger().handlers.clear()  # log lines go to client.log, not over the screen
+        try:
+            return join_net_table(
+                address, name=args.name or default_player_name(), lang=detect_lang(args.lang), interface=interface,
+                directory=directory, step_timeout=args.step_timeout,
+            )  # fmt: skip
+        except LobbyError as exc:
+            print(f"lanplay: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:  # nothing listens there, or no route: one line
+            why = exc.strerror or str(exc) or "no answer"
+            print(f"lanplay: cannot reach a table at {args.address}: {why}", file=sys.stderr)
+            return 2
     player = TextPlayer()
     name = args.name or "Guest"
 

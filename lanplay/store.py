@@ -5,7 +5,8 @@ Layout under `data_dir()` (``$LANPLAY_HOME``, else the platform's user data dire
 macOS, ``%LOCALAPPDATA%\\lanplay`` on Windows)::
 
     identity.key                          the Ed25519 seed, 32 raw bytes, mode 0600
-    journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table (0600)
+    journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table (0600); removed when
+                                          lanplay next starts once its game is over (`remove_finished_journals`)
     journals/<...>.jsonl.broken           a journal set aside: it could not be resumed (I3)
     records/<table id>.json               finished game records (lanplay-record/1, 0600)
     bots/<fingerprint>/                   the same three for each bot seat this laptop runs
@@ -32,6 +33,7 @@ import logging
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -414,6 +416,37 @@ class Journal:
         if not isinstance(record, dict):
             raise JournalCorrupt(f"{where} is damaged: its record is not a JSON object")
         return record
+
+
+def remove_finished_journals(directory: Path) -> list[Path]:
+    """Remove the journals whose last record is ``done`` (the game ended, was left on purpose, or was
+    forgotten): nothing resumes them and the record is in ``records/``, so they would only pile up. Only the
+    last line is read, raw: a journal another process is still writing is never touched (no torn-tail cut).
+    Returns what was removed."""
+    folder = directory / JOURNALS_DIR
+    if not folder.is_dir():
+        return []
+    removed = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            with path.open("rb") as file:
+                file.seek(max(0, path.stat().st_size - 4096))
+                last = file.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            record = json.loads(last).get("record")
+        except (OSError, ValueError, AttributeError):
+            continue  # unreadable or damaged: the look for an unfinished game deals with it (I3)
+        if isinstance(record, dict) and record.get("t") == "done":
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def newly_set_aside(directory: Path, before: Sequence[Path]) -> list[Path]:
+    """The journals set aside since `before` (an earlier `set_aside_journals`): a look for an unfinished
+    game that found one damaged, which the screens then name instead of silently starting afresh."""
+    seen = set(before)
+    return [path for path in set_aside_journals(directory) if path not in seen]
 
 
 def set_aside_journals(directory: Path) -> list[Path]:

@@ -204,6 +204,17 @@ def test_play_without_a_terminal_says_so_in_one_line(
     assert "needs a terminal" in err and "--plain" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("argv", [[], ["lobby"]])
+def test_the_lobby_without_a_terminal_says_so_in_one_line(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LANPLAY_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the lobby needs a terminal" in err and "--plain" in err and len(err.strip().splitlines()) == 1
+
+
 def test_join_does_not_offer_table_options(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["join", "--help"])
@@ -225,11 +236,12 @@ def test_name_before_any_command_is_the_lobbys_name(monkeypatch: pytest.MonkeyPa
 def test_plain_play_through_the_command(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO("1\nq\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\nq\n"))  # 6th Sense: 1 is the first card, as a prediction
     record = tmp_path / "r.json"
-    assert main(["play", "--plain", "--game", "take6", "--bots", "2", "--name", "Ann", "--record", str(record)]) == 0
+    args = ["play", "--plain", "--game", "sixth-sense", "--bots", "2", "--name", "Ann", "--record", str(record)]
+    assert main(args) == 0
     out = capsys.readouterr().out
-    assert "Row 1" in out and "Your hand (10)" in out and f"Game record saved to {record}" in out
+    assert "Trump:" in out and "Your hand (14)" in out and f"Game record saved to {record}" in out
 
 
 # --- bots in the record (issue 10, item 3: every seat is told which laptop runs a bot) ------------------------
@@ -294,3 +306,51 @@ def test_a_faulty_bots_entry_is_refused_naming_what_is_wrong(
     assert main(["replay", str(path), "--json"]) == 2
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["rule"] == "format" and error["round"] is None and said in error["message"]
+
+
+@pytest.mark.parametrize("game_id", ["sixth-sense", "take6", "sixes"])
+def test_the_rules_ship_with_the_program_and_hold_every_id_the_help_screen_cites(
+    game_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    from lanplay.ui.i18n import RULES
+
+    assert main(["rules", game_id]) == 0
+    text = capsys.readouterr().out
+    cited = {rule for line in RULES[game_id]["en"] for rule in re.findall(r"\b[STX]-\d+(?:\.\d+)?", line)}
+    assert cited and all(f"{rule} " in text or f"## {rule}" in text for rule in cited), cited
+
+
+@pytest.mark.parametrize("mode", ["--plain"])
+def test_leaving_before_any_move_writes_no_record_into_the_current_folder(
+    mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["play", mode, "--game", "take6", "--bots", "2", "--name", "Ann"]) == 0
+    assert "No move was played, so there is no record to keep." in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_late_trump_with_beginner_is_accepted_but_said_to_change_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """S-8: options combine freely, so the table is not refused; but S-8.1 turns no trump, so late trump (S-8.3)
+    changes nothing, and the command says so in one line instead of accepting it in silence."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    args = ["play", "--plain", "--game", "sixth-sense", "--bots", "2", "--option", "beginner=true"]
+    assert main([*args, "--option", "late_trump=true"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "late_trump" in line]
+    assert notes == ["lanplay play: note: late_trump=true changes nothing with beginner=true: a beginner game turns "
+                     "no trump (S-8.1, S-8.3)"]
+    assert main(args) == 0
+    assert "late_trump" not in capsys.readouterr().err
+
+
+def test_a_bad_target_says_what_a_target_is_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--plain", "--game", "sixth-sense", "--option", "target=abc"]) == 2
+    err = capsys.readouterr().err
+    assert "'target' (S-8.2: the total that ends the game) must be a whole number of points, 1 or more" in err
+    assert "null" not in err and len(err.strip().splitlines()) == 1

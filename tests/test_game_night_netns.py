@@ -237,7 +237,7 @@ def test_the_lobby_asks_for_the_network_and_two_namespaces_play_a_hand(tmp_path:
         listed = bob.wait(lambda s: "Ann" in s and "1/2" in s, "Ann's table in Bob's lobby")
         assert "Hosted by Ann at 10.78.0.1:" in " ".join(listed.split()), listed
         bob.keys("Enter")
-        # Both play (Enter takes the card or row under the cursor) until each sees round 1 over: a whole hand.
+        # Both play (Tab selects a card or row, Enter plays it) until each sees round 1 over: a whole hand.
         deadline = time.monotonic() + GAME_LIMIT
         done = [False, False]
         while not all(done):
@@ -248,7 +248,7 @@ def test_the_lobby_asks_for_the_network_and_two_namespaces_play_a_hand(tmp_path:
                 if "press Enter for the next round" in screen or (shown is not None and int(shown.group(1)) >= 2):
                     done[index] = True  # round 1 is over here (a key press may already have moved past its end)
                 elif not done[index]:
-                    terminal.keys("Enter")
+                    terminal.keys("Tab", "Enter")
             assert time.monotonic() < deadline, ann.screen() + bob.screen()
             time.sleep(0.2)
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,7 +56,7 @@ def test_the_lobby_says_its_network_and_i_changes_it() -> None:
     model = LobbyModel("Ann", "abcd-ef01", "192.168.1.23", "en", network_label="wlan0 192.168.1.23", networks=NETWORKS)
     text = lobby_text(model)
     assert "tables on wlan0 192.168.1.23" in text
-    assert "i network" in text and "a join by address" in text
+    assert "i network" in text and "a address" in text
     model.open_networks()
     assert model.choosing == 1  # the network in use is the one under the cursor
     model.move(1)
@@ -93,7 +94,29 @@ def test_r_with_nothing_to_resume_says_so() -> None:
     model.set_resume(ResumeOffer("take6", ("Ann", "Ann's bot 1")))
     model.request_resume()
     assert model.action == Resume()
-    assert "r resume" in "".join(text for _, text in footer(model)[1])
+    assert "Enter join/resume" in "".join(text for _, text in footer(model)[1])
+
+
+def test_enter_on_the_resume_line_resumes_and_the_tables_follow_it() -> None:
+    """After a crash the lobby opens on the resume line: Enter resumes (not "no table is selected");
+    ↓ moves on to the tables, ↑ back."""
+    model = LobbyModel("Ann", "f", "127.0.0.1", "en")
+    model.set_resume(ResumeOffer("take6", ("Ann", "Ann's bot 1")))
+    assert "▸ This laptop stopped in the middle of a game of 6 nimmt!" in lobby_text(model)
+    assert "Enter or r resumes it" in " ".join(lobby_text(model).split())
+    model.confirm()
+    assert model.action == Resume()
+    model.action = None
+    model.set_tables({"x": advert("cccc-dddd")})
+    assert model.on_resume_line  # a table appearing does not take the selection away
+    model.move(1)
+    assert model.selected_table is not None and "▸ This laptop" not in lobby_text(model)
+    model.move(1)  # round again to the resume line
+    assert model.on_resume_line
+    model.move(-1)
+    assert model.selected_table is not None
+    model.confirm()
+    assert model.action != Resume()  # Enter on a table joins it (this advert's old protocol is refused)
 
 
 def advert(fp: str, bots: int = 0) -> TableAdvert:
@@ -196,3 +219,19 @@ def test_join_by_address_stops_at_a_table_of_another_protocol_version(version: o
     assert f"this lanplay speaks {PROTOCOL_VERSION}" in why, why
     assert ("none (an older lanplay)" if version is None else f"version {version}") in why, why
     assert all(b"GET /table" in request for request in joins)  # no websocket join was tried
+
+
+def test_a_journal_damaged_in_the_middle_is_named_in_the_lobby_not_passed_over(tmp_path: Path) -> None:
+    """I3: a journal whose middle is damaged cannot be resumed; it is set aside, and the lobby says so and
+    where it went, instead of silently offering nothing."""
+    from lanplay.ui.lobby_screen import _resume_offer
+
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    (folder / "00112233aabbccdd-seat0.jsonl").write_text('{"t": "table"}\nnot a journal line\n{"t": "x"}\n')
+    model = LobbyModel("Ann", "f", "127.0.0.1", "en")
+    assert _resume_offer(tmp_path, model) is None
+    text = " ".join(lobby_text(model).split())
+    assert "The journal of an unfinished game is damaged, so that game cannot be resumed." in text
+    assert "00112233aabbccdd-seat0.jsonl.broken" in text
+    assert (folder / "00112233aabbccdd-seat0.jsonl.broken").exists()

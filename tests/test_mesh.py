@@ -628,3 +628,53 @@ def test_hostile_peer_that_never_acknowledges_is_dropped_and_the_others_go_on(
             await close_all(peers)
 
     run(body(), limit=30.0)
+
+
+def test_a_link_quiet_longer_than_the_ack_timeout_is_not_closed_on_its_next_message(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The acknowledgement clock starts when a message is sent with nothing else outstanding, not when
+    the link last carried something: a healthy link quiet for longer than `ACK_TIMEOUT` keeps working
+    when it speaks again, as long as the peer acknowledges within `ACK_TIMEOUT` of that."""
+    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    timeout = 0.4
+    monkeypatch.setattr(mesh_module, "ACK_TIMEOUT", timeout)
+
+    async def body() -> None:
+        low, target_id = identities(2)  # low dials: a peer played by hand, so the test says when it acknowledges
+        (target,) = await make_peers([target_id])
+        target.mesh.allow(low.peer_id)
+        try:
+            async with raw_connect(target.port) as ws:
+                cipher = await raw_handshake(ws, low)
+                await raw_resume(ws, cipher, os.urandom(16))
+                await until(lambda: low.peer_id in target.mesh.connected_peers())
+
+                async def read_data() -> int:
+                    async with asyncio.timeout(WAIT):
+                        while True:
+                            frame = cipher.open(await ws.recv())
+                            if frame[:1] == bytes([mesh_module._DATA]):
+                                return int(mesh_module._DATA_FORMAT.unpack_from(frame)[1])
+
+                async def acknowledge(expected: int) -> None:
+                    await ws.send(cipher.seal(mesh_module._encode_ack(expected)))
+                    await until(lambda: target.mesh.queued(low.peer_id) == 0)
+
+                target.mesh.send(low.peer_id, b"first")
+                assert await read_data() == 0
+                await acknowledge(1)
+                await asyncio.sleep(timeout * 1.5)  # quiet, with nothing owed
+                target.mesh.send(low.peer_id, b"after the quiet")
+                assert await read_data() == 1
+                # Unacknowledged for a while, well within the timeout: the writer looks at its clock meanwhile.
+                await asyncio.sleep(timeout / 2)
+                target.mesh.send(low.peer_id, b"more")
+                assert await read_data() == 2
+                await acknowledge(3)
+                assert low.peer_id in target.mesh.connected_peers()
+            assert not any("nothing acknowledged" in r.getMessage() for r in caplog.records)
+        finally:
+            await close_all([target])
+
+    run(body())

@@ -49,7 +49,7 @@ def wait_screen(terminal: Terminal, predicate: object, what: str, press: bool = 
             return screen
         assert time.monotonic() < deadline, f"no {what} within {TIMEOUT}s:\n{screen}"
         if press:
-            terminal.keys("Enter")
+            terminal.keys("Tab", "Enter")
         time.sleep(0.1)
 
 
@@ -84,10 +84,10 @@ def test_kill_mid_round_then_resume_then_sigterm_then_finish(tmp_path: Path) -> 
     command = f"{play}; echo RUN1=$?; {play}; echo RUN2=$?; {play}; echo RUN3=$?; sleep 60"
     terminal = Terminal("resume", command, home, env)
     try:
-        # Play two turns of round 1 (Enter plays the card under the cursor), then kill -9.
-        wait_screen(terminal, lambda s: "Your hand (10)" in s and "Enter confirm" in s, "first turn")
-        terminal.keys("Enter")
-        before = wait_screen(terminal, lambda s: "Your hand (9)" in s and "Enter confirm" in s, "the second decision")
+        # Play two turns of round 1 (Tab selects a card, Enter plays it), then kill -9.
+        wait_screen(terminal, lambda s: "Your hand (10)" in s and "Enter: confirm" in s, "first turn")
+        terminal.keys("Tab", "Enter")
+        before = wait_screen(terminal, lambda s: "Your hand (9)" in s and "Enter: confirm" in s, "the second decision")
         round_before = HEADER.search(before)
         assert round_before is not None and round_before.group(1) == "1", before
         os.kill(lanplay_pid(terminal), signal.SIGKILL)
@@ -95,7 +95,7 @@ def test_kill_mid_round_then_resume_then_sigterm_then_finish(tmp_path: Path) -> 
         assert records[-1].get("t") != "done"
 
         # The same command again: same round, same turn, same hand.
-        after = wait_screen(terminal, lambda s: "Resumed where this laptop" in s and "Enter confirm" in s,
+        after = wait_screen(terminal, lambda s: "Resumed where this laptop" in s and "Enter: confirm" in s,
                             "the resumed table")  # fmt: skip
         resumed = HEADER.search(after)
         assert resumed is not None and resumed.groups() == round_before.groups(), (before, after)

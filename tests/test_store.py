@@ -21,6 +21,7 @@ from lanplay.store import (
     data_dir,
     journal_path,
     load_or_create_identity,
+    remove_finished_journals,
     save_record,
 )
 
@@ -327,3 +328,16 @@ def test_save_record(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "records").iterdir()) == [f"{TABLE}-2.json", f"{TABLE}.json"]
     with pytest.raises(StoreError):
         save_record(tmp_path, "../escape", text)
+
+
+def test_journals_of_finished_games_are_removed_and_unfinished_ones_kept(tmp_path: Path) -> None:
+    finished, unfinished, damaged = (journal_path(tmp_path, TABLE, seat) for seat in (0, 1, 2))
+    for path in (finished, unfinished):
+        journal = Journal(path)
+        for record in RECORDS:
+            journal.append(record)
+    Journal(finished).append({"t": "done"})
+    damaged.write_bytes(b"not a journal\n")
+    assert remove_finished_journals(tmp_path) == [finished]
+    assert not finished.exists() and Journal(unfinished).read() == RECORDS and damaged.exists()
+    assert remove_finished_journals(tmp_path / "nothing here") == []

@@ -8,6 +8,7 @@ assertions read the model and the text its screens render.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from lanplay.ui.local_table import LocalTable
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import screen_text
 
-ENTER, RIGHT = "\r", "\x1b[C"
+ENTER, RIGHT, TAB = "\r", "\x1b[C", "\t"
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -52,7 +53,8 @@ async def _play(
 
 
 async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
-    """Enter picks the current selection; only pressed when the model waits for this seat, as a person would."""
+    """Tab selects (the next allowed choice) and Enter confirms it; only pressed when the model waits for this
+    seat, as a person would."""
     sent = -1
     while not done():
         await _until(lambda: bool(model.moves) or done())
@@ -60,7 +62,7 @@ async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[
             break
         if model.revision != sent:  # one press per new screen, so presses never pile up ahead of the table
             sent = model.revision
-            pipe.send_text(ENTER)
+            pipe.send_text(TAB + ENTER)
         await asyncio.sleep(0.002)
 
 
@@ -102,7 +104,7 @@ def test_arrows_and_digits_choose_and_help_and_quit_dialogs(tmp_path: Path) -> N
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _until(lambda: model.kind == "predict")
         hand = model.view.round.hands[0]
-        pipe.send_text(RIGHT)
+        pipe.send_text(RIGHT + RIGHT)  # nothing is selected at first: → selects the first card, → the second
         await _until(lambda: model.cursor == 1)
         pipe.send_text(ENTER)
         await _until(lambda: model.view.round.predictions[0] is not None)
@@ -125,10 +127,12 @@ def test_arrows_and_digits_choose_and_help_and_quit_dialogs(tmp_path: Path) -> N
             pipe.send_text("1")
             await _until(lambda: model.error is not None)
             assert "you must follow the led colour" in screen_text(model)
+            pipe.send_text(ENTER)
+            await _until(lambda: model.cursor == 0 and not model.typed)
         pipe.send_text(RIGHT * ((playable - model.cursor) % len(model.options)) + ENTER)
         await _until(lambda: model.question is not None or len(model.view.round.hands[0]) < before)
-        if model.question is not None:  # the 6/9 card or a 0: the digit answers the second question
-            pipe.send_text("1")
+        if model.question is not None:  # the 6/9 card or a 0: the digit selects the answer, Enter confirms it
+            pipe.send_text("1" + ENTER)
             await _until(lambda: len(model.view.round.hands[0]) < before)
         await _leave(model, pipe)
 
@@ -149,3 +153,25 @@ def test_a_whole_game_to_the_game_over_screen(tmp_path: Path) -> None:
     model, table, record = asyncio.run(_play("sixes", 4, {"chips": 1}, tmp_path, script))
     assert model.game_over is not None and table.record_path is not None
     assert record is not None and replay_text(table.record_path.read_text()).complete
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_client_log_is_private_like_every_file_of_the_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+    import stat
+
+    from lanplay.ui.app import log_to_file
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # as when lanplay starts: nobody configured logging yet
+    (tmp_path / "client.log").write_text("from an older lanplay\n")
+    (tmp_path / "client.log").chmod(0o644)
+    try:
+        log_to_file(tmp_path)
+        assert stat.S_IMODE((tmp_path / "client.log").stat().st_mode) == 0o600
+    finally:
+        for handler in root.handlers:
+            handler.close()
+    assert (tmp_path / "client.log").read_text().startswith("from an older lanplay")

@@ -85,7 +85,7 @@ def test_prediction_is_chosen_with_the_cursor_and_handed_to_submit() -> None:
     assert "choose a prediction card" in screen_text(model)
     hand = [c.code for c in state.round.hands[0]]  # type: ignore[union-attr]
     assert option_codes(model) == hand  # S-3.2: any card may be the prediction
-    model.move_cursor(2)
+    model.move_cursor(3)  # nothing selected at first: the first step selects the first card
     model.confirm()
     assert submitted == [Predict(0, Card.parse(hand[2]))]
     assert model.moves == () and model.error is None
@@ -125,7 +125,7 @@ def test_a_zero_asks_whether_to_block_and_names_the_blocked_card_and_its_owner()
     model = model_for(SIXTH_SENSE, state, 1, submitted)
     model.choose(option_codes(model).index("R0"))
     text = screen_text(model)
-    assert "[as a plain 0]" in text and "[block Ann's R8]" in text
+    assert "[as a plain 0]" in text and "[block ●Ann's R8]" in text
     model.choose(1)
     assert submitted == [Play(1, Card.parse("R0"), None, Card.parse("R8"))]
 
@@ -150,6 +150,7 @@ def test_a_move_the_back_end_refuses_keeps_the_decision_and_shows_the_rule() -> 
         raise IllegalMove("S-3.1", "the table has moved on")
 
     model.submit = refuse
+    model.move_cursor(1)
     model.confirm()
     assert model.moves and model.kind == "predict"
     assert "not allowed (S-3.1): the table has moved on" in screen_text(model)
@@ -185,7 +186,7 @@ def test_other_predictions_are_never_rendered_until_the_round_is_scored() -> Non
     state = sixth_sense_deal({0: ["R8", "G6", "Y0", "Y5"], 1: ["R0", "R14", "P14", "P12"], 2: ["R1", "P13"]})
     state = SIXTH_SENSE.apply(state, Predict(1, Card.parse("P14")))
     text = screen_text(model_for(SIXTH_SENSE, state, 0))
-    assert "·Ann" in text and "✓Bob" in text and "·Cor" in text  # who has predicted is public, never what
+    assert "·●Ann" in text and "✓▲Bob" in text and "·■Cor" in text  # who has predicted is public, never what
     assert "P14" not in text
     text = screen_text(model_for(SIXTH_SENSE, predicted_round(), 0))
     assert "Your prediction: Y5" in text
@@ -203,9 +204,9 @@ def test_the_peek_result_reaches_the_peeker_only() -> None:
             model.update_state(SIXTH_SENSE.view(state, seat))
     assert state.round is not None and state.round.peeks  # the engine granted the peek
     ann, bob, cor = (screen_text(models[seat]) for seat in range(3))
-    assert "Peek (only you see this): after trick 1, Bob predicted P14" in ann
-    assert "Peek, trick 1: Bob predicted P14" in ann
-    assert "P14" not in cor and "Ann peeks at Bob's prediction card" in cor
+    assert "Peek (only you see this): after trick 1, ▲Bob predicted P14" in ann
+    assert "Peek, trick 1: ▲Bob predicted P14" in ann
+    assert "P14" not in cor and "●Ann peeks at ▲Bob's prediction card" in cor
     assert "Ann peeks at your prediction card" in bob
     assert "P13" not in ann and "P13" not in bob
 
@@ -233,6 +234,8 @@ def test_a_whole_local_game_feeds_only_this_seats_view(tmp_path: Path) -> None:
         while not task.done():
             await asyncio.sleep(0)
             if model.moves:
+                if model.cursor < 0:
+                    model.move_cursor(1)
                 model.confirm()
         task.result()
 
@@ -265,7 +268,7 @@ def test_take6_row_choice_when_the_card_is_lower_than_every_row() -> None:
     text = screen_text(model)
     assert "your card 1 is lower than every row: choose a row to take (T-3.5)" in text
     assert "Row 3   70³" in text and "bullheads: 3" in text
-    assert "Still to place:  Ann 1  Bob 11" in text
+    assert "Still to place:  ●Ann 1  ▲Bob 11" in text
     model.choose(2)
     assert submitted == [TakeRow(0, 2)]
 
@@ -283,6 +286,7 @@ def test_sixes_without_a_playable_card_offers_only_pass() -> None:
     submitted: list[Any] = []
     model = model_for(SIXES, state, 0, submitted)
     assert option_codes(model)[-1] == "pass_button" and model.cursor == len(ann)
+    assert "[Pass] is the only choice: Enter confirms it" in screen_text(model)  # a forced move still takes a key
     model.choose(0)
     assert submitted == []
     text = screen_text(model)
@@ -290,6 +294,134 @@ def test_sixes_without_a_playable_card_offers_only_pass() -> None:
     assert "no card fits: pass and pay a chip (X-2.4)" in text and "[Pass]" in text
     model.choose(len(ann))
     assert submitted == [SixesPass(0)]
+
+
+# --- typing numbers: select, then Enter confirms ------------------------------------------------------
+
+
+def take6_hand_model(hand: Sequence[int]) -> tuple[TableModel, list[Any], Any]:
+    """6 nimmt! for two, Ann (seat 0) to choose a card from `hand` (T-3.1); numbers are the cards'."""
+    others = [card for card in range(11, 50) if card not in hand][: len(hand)]
+    state = TAKE6.new_game(2, TAKE6.options_from_json({}))
+    deal = TAKE6.deal_from_json(state, {"dealer": 1, "hands": [list(hand), others], "rows": [50, 60, 70, 80]})
+    state = TAKE6.start_round(state, deal)
+    submitted: list[Any] = []
+    return model_for(TAKE6, state, 0, submitted), submitted, state
+
+
+HAND = (1, 2, 3, 5, 9, 30, 37, 62, 93, 100)
+
+
+def test_a_typed_number_selects_a_card_and_only_enter_plays_it() -> None:
+    model, submitted, _ = take6_hand_model(HAND)
+    assert model.type_digit("3") and model.type_digit("7")
+    assert submitted == [] and option_codes(model)[model.cursor] == "37"
+    assert "number 37… (another digit, or Enter to confirm)" in screen_text(model)
+    model.finish_typing()  # the pause: still only selected
+    assert submitted == [] and option_codes(model)[model.cursor] == "37"
+    model.confirm()
+    assert submitted == [Take6Play(0, 37)]
+
+
+def test_enter_after_a_played_number_does_not_play_in_the_next_turn() -> None:
+    """`3` `7` Enter plays 37; the next turn starts with nothing selected, so a second Enter plays nothing."""
+    model, submitted, state = take6_hand_model(HAND)
+    model.type_digit("3")
+    model.type_digit("7")
+    model.confirm()
+    assert submitted == [Take6Play(0, 37)]
+    model.set_decision(TAKE6.legal_moves(TAKE6.view(state, 0), 0))  # the next turn (any list of cards will do)
+    assert model.cursor == -1 and model.typed == ""
+    model.confirm()
+    assert submitted == [Take6Play(0, 37)]
+    assert "nothing selected: choose with ←→ or a number first, then Enter" in screen_text(model)
+
+
+@pytest.mark.parametrize("typed", ["91", "36", "4", "101"])
+def test_a_number_that_is_not_a_choice_says_so_and_selects_nothing(typed: str) -> None:
+    """No 91 (but a 9 and a 93), no 36 (but a 30 and a 37), no 4 at all, no 101 (but a 100)."""
+    model, submitted, _ = take6_hand_model(HAND)
+    model.move_cursor(1)  # something was selected before: the wrong number unselects it
+    for digit in typed:
+        model.type_digit(digit)
+    assert model.cursor == -1 and model.typed == ""
+    assert f"no card {typed} to choose here" in screen_text(model)
+    model.confirm()
+    assert submitted == []
+    model.finish_typing()  # after the pause a digit starts a new number
+    model.type_digit("5")
+    assert option_codes(model)[model.cursor] == "5" and model.error is None
+
+
+def test_a_number_is_whole_at_enter() -> None:
+    """Typing 9 with 9 and 93 in hand selects the 9; Enter plays it without waiting for the pause."""
+    model, submitted, _ = take6_hand_model(HAND)
+    assert model.type_digit("9")
+    model.confirm()
+    assert submitted == [Take6Play(0, 9)]
+
+
+def test_keys_pressed_before_the_turn_are_not_carried_into_it() -> None:
+    model, submitted, state = take6_hand_model(HAND)
+    model.clear_decision()  # not this seat's turn yet
+    assert not model.type_digit("3")
+    model.confirm()
+    assert "not your turn yet" in screen_text(model) and model.typed == ""
+    model.set_decision(TAKE6.legal_moves(TAKE6.view(state, 0), 0))
+    model.finish_typing()  # a pause timer from before the turn fires late
+    assert model.cursor == -1 and model.typed == "" and model.error is None
+    model.confirm()
+    assert submitted == []
+
+
+def test_a_selection_can_be_changed_before_confirming() -> None:
+    model, submitted, _ = take6_hand_model(HAND)
+    model.type_digit("3")
+    model.type_digit("7")
+    model.finish_typing()
+    model.type_digit("6")  # after the pause: a new number
+    model.type_digit("2")
+    assert option_codes(model)[model.cursor] == "62"
+    model.move_cursor(1)
+    assert option_codes(model)[model.cursor] == "93"
+    model.confirm()
+    assert submitted == [Take6Play(0, 93)]
+
+
+def test_the_n_th_choice_is_selected_by_its_place_and_refusals_show_at_once() -> None:
+    """6th Sense numbers the cards 1, 2, …; a greyed card typed is selected, and says why it may not be played."""
+    state = SIXTH_SENSE.apply(predicted_round(), Play(0, Card.parse("R8")))
+    submitted: list[Any] = []
+    model = model_for(SIXTH_SENSE, state, 1, submitted)
+    p12 = option_codes(model).index("P12")
+    for digit in str(p12 + 1):
+        model.type_digit(digit)
+    model.finish_typing()
+    assert model.cursor == p12 and submitted == []
+    assert "P12 is not allowed: you must follow the led colour Red (S-4.2)" in screen_text(model)
+    model.confirm()
+    assert submitted == [] and model.moves
+
+
+def test_a_forced_move_is_selected_and_says_it_is_the_only_choice() -> None:
+    """S-4.2: Bob holds one red card after a red lead: it is selected, the footer says it is the only
+    choice, and it is still played by a key (Enter), never by itself."""
+    state = sixth_sense_deal({0: ["R8"], 1: ["R0", "P14", "P12", "Y5", "G5"]}, players=3)
+    hands = state.round.hands  # type: ignore[union-attr]
+    assert [c.code for c in hands[1] if c.colour == "R"] == ["R0"]
+    for seat, code in ((0, hands[0][-1].code), (1, "P14"), (2, hands[2][-1].code)):
+        state = SIXTH_SENSE.apply(state, Predict(seat, Card.parse(code)))
+    state = SIXTH_SENSE.apply(state, Play(0, Card.parse("R8")))
+    submitted: list[Any] = []
+    model = model_for(SIXTH_SENSE, state, 1, submitted)
+    assert option_codes(model)[model.cursor] == "R0"
+    assert "R0 is the only choice: Enter confirms it" in screen_text(model)
+    assert submitted == []
+    model.confirm()  # R0: plain, or block R8 (S-6.1): the second question, nothing selected in it
+    assert submitted == [] and model.question is not None and model.cursor == -1
+    model.type_digit("1")
+    model.confirm()
+    assert submitted == [Play(1, Card.parse("R0"))]
 
 
 # --- words -------------------------------------------------------------------------------------------
@@ -333,3 +465,19 @@ def test_a_dutch_or_english_screen_has_no_untranslated_ids(lang: str) -> None:
     for key in EN:
         if len(key) > 6 and "_" in key:
             assert key not in text, key
+
+
+def test_a_6_9_trump_card_is_named_6_9_on_the_trump_line() -> None:
+    """S-1.1: the 6/9 card turned as trump reads P6/9 on the table, as everywhere else (not P6)."""
+    model = model_for(SIXTH_SENSE, sixth_sense_deal({}, trump="P6"), 0)
+    text = screen_text(model)
+    assert "(P6/9)" in text and "(P6)" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_the_rules_card_says_what_wins_under_reversal(lang: str) -> None:
+    """S-6.2: under reversal a card of another colour beats the led colour, which beats trump (not only: the
+    lowest card wins)."""
+    text = " ".join(" ".join(rules_summary("sixth-sense", lang)).split())
+    assert {"en": "then another colour beats the led colour, which beats trump",
+            "nl": "dan wint een andere kleur van de gevraagde, die wint van troef"}[lang] in text

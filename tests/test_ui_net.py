@@ -36,7 +36,7 @@ from lanplay.ui.screens import screen_text
 from protocol.identity import Identity
 from protocol.table import Exposed, Stopped, Waiting
 
-ENTER, DOWN, LEFT, RIGHT = "\r", "\x1b[B", "\x1b[D", "\x1b[C"
+ENTER, DOWN, LEFT, RIGHT, TAB = "\r", "\x1b[B", "\x1b[D", "\x1b[C", "\t"
 LOOPBACK = "127.0.0.1"
 
 
@@ -59,7 +59,8 @@ async def _until(condition: Callable[[], bool], timeout: float = 30.0, what: str
 
 
 async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[[], bool]) -> None:
-    """Enter confirms the current choice, pressed only when the screen asks this seat, as a person would."""
+    """Tab selects (the next allowed choice) and Enter confirms it, pressed only when the screen asks this seat,
+    as a person would."""
     sent = -1
     while not done():
         await _until(lambda: bool(model.moves) or done())
@@ -67,7 +68,7 @@ async def _press_enter_until(model: TableModel, pipe: PipeInput, done: Callable[
             break
         if model.revision != sent:
             sent = model.revision
-            pipe.send_text(ENTER)
+            pipe.send_text(TAB + ENTER)
         await asyncio.sleep(0.005)
 
 
@@ -119,7 +120,7 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _until(lambda: model.kind == "predict")
         seen["predict"] = screen_text(model)
-        pipe.send_text(ENTER)
+        pipe.send_text(TAB + ENTER)
         await _until(lambda: model.kind == "play")
         seen["play"] = screen_text(model)
         await _press_enter_until(model, pipe, lambda: 1 in model.audits)
@@ -132,9 +133,9 @@ def test_sixth_sense_round_over_the_network_never_shows_another_prediction(_home
     predict = seen["predict"]
     assert "Your hand (" in predict and "Trump:" in predict
     assert "your turn: choose a prediction card" in predict
-    assert "bot 1" in predict and "bot 2" in predict and "— Round 1:" in predict
+    assert "Ann·bot1" in predict and "Ann·bot2" in predict and "— Round 1:" in predict
     # Issue 10, item 3: the header says this laptop runs both bots (from the signed plan).
-    legend = r"Bots: Ann's bot [12], Ann's bot [12] on Ann's laptop, which sees their cards"  # in the drawn seat order
+    legend = r"Bots: .Ann·bot1, .Ann·bot2 on .Ann's laptop, which sees their cards"  # numbered in the drawn seat order
     assert re.search(legend, " ".join(predict.split())), predict
     assert "your turn: play a card" in seen["play"] and "Trick 1" in seen["play"]
     assert "Your prediction:" in seen["play"]
@@ -249,13 +250,13 @@ def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:
     model, table = _stub_table()
     table.runner = _stub_runner(model, [_move_owed(1), _move_owed(2)], [])
     table.refresh()
-    assert "waiting for Bob and Cor" in screen_text(model)
+    assert "waiting for ▲Bob and ■Cor" in screen_text(model)
     table.runner.connected = {2}  # Bob's link went down
     table.refresh()
-    assert "waiting for Bob's laptop to reconnect" in screen_text(model)
+    assert "waiting for ▲Bob's laptop to reconnect" in screen_text(model)
     table.runner.connected = {1, 2}
     table.refresh()
-    assert "waiting for Bob and Cor" in screen_text(model)
+    assert "waiting for ▲Bob and ■Cor" in screen_text(model)
 
 
 def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game_is_not_over(
@@ -296,11 +297,11 @@ def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
     table.runner = _stub_runner(model, [_move_owed(0), _move_owed(2)], committed)
     table.refresh()
     text = screen_text(model)
-    assert "Chosen: ·Ann ✓Bob ·Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
+    assert "Chosen: ·●Ann ✓▲Bob ·■Cor" in text and "15" not in text.split("Chosen:")[1].split("\n")[0]
     model.recent["my_choice"] = 3
     committed[:] = [0, 1]
     table.refresh()
-    assert "Chosen: ✓Ann 3 ✓Bob ·Cor" in screen_text(model)
+    assert "Chosen: ✓●Ann 3 ✓▲Bob ·■Cor" in screen_text(model)
 
 
 def _told(table: NetTable, *events: Any) -> None:
@@ -315,8 +316,8 @@ def _told(table: NetTable, *events: Any) -> None:
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", "Round 1: Bob broke rule P-5.1: moved out of turn"),
-        ("nl", "Ronde 1: Bob overtrad regel P-5.1: speelde terwijl een ander aan de beurt was"),
+        ("en", "Round 1: ▲Bob broke rule P-5.1: moved out of turn"),
+        ("nl", "Ronde 1: ▲Bob overtrad regel P-5.1: speelde terwijl een ander aan de beurt was"),
     ],
 )
 def test_an_exposure_is_told_in_plain_words(lang: str, words: str) -> None:
@@ -335,12 +336,12 @@ def test_a_stop_and_a_leave_are_told_as_convicting_nobody() -> None:
     _told(table, Stopped(0, 1, 2, "move", "waited 120 s for seat 2's move"))
     text = " ".join(screen_text(model).split())
     assert "Round 1: the round stopped and is void, nobody convicted" in text
-    assert "Bob stopped the round waiting for Cor (move)" in text and "broke rule" not in text
+    assert "▲Bob stopped the round waiting for ■Cor (move)" in text and "broke rule" not in text
     assert model.audits[1].ok is False  # the round is void
     model, table = _stub_table()
     _told(table, Stopped(0, 2, 2, "left", "left the table"))
     text = " ".join(screen_text(model).split())
-    assert "Cor left the table: the round is void, nobody is convicted" in text and "broke rule" not in text
+    assert "■Cor left the table: the round is void, nobody is convicted" in text and "broke rule" not in text
 
 
 # --- the lobby ---------------------------------------------------------------------------------------------

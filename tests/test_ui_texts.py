@@ -67,9 +67,9 @@ def flat(text: str) -> str:
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", ["Last trick (trick 1): Cor won", "G4 reverses: lowest wins",
+        ("en", ["Last trick (trick 1): ■Cor won", "G4 reverses: lowest wins",
                 "G4 is the lowest card of another colour"]),
-        ("nl", ["Vorige slag (slag 1): Cor won", "G4 keert om: de laagste wint",
+        ("nl", ["Vorige slag (slag 1): ■Cor won", "G4 keert om: de laagste wint",
                 "G4 is de laagste kaart van een andere kleur"]),
     ],
 )
@@ -93,8 +93,8 @@ def test_the_reversal_in_force_shows_while_the_trick_is_played() -> None:
 @pytest.mark.parametrize(
     ("lang", "words"),
     [
-        ("en", ["R4, Y4 cancel each other: highest wins", "R4 is the highest trump", "Trick 1: Ann wins"]),
-        ("nl", ["R4, Y4 heffen elkaar op: de hoogste wint", "R4 is de hoogste troef", "Slag 1: Ann wint"]),
+        ("en", ["R4, Y4 cancel each other: highest wins", "R4 is the highest trump", "Trick 1: ●Ann wins"]),
+        ("nl", ["R4, Y4 heffen elkaar op: de hoogste wint", "R4 is de hoogste troef", "Slag 1: ●Ann wint"]),
     ],
 )
 def test_two_4s_cancel(lang: str, words: list[str]) -> None:
@@ -197,27 +197,32 @@ def take6_pool_model() -> tuple[TableModel, list[Any]]:
     return model, submitted
 
 
-def test_typing_62_picks_card_62_from_the_pool() -> None:
+def test_typing_62_selects_card_62_from_the_pool_and_enter_picks_it() -> None:
     model, submitted = take6_pool_model()
-    assert "type a card's number" in screen_text(model)
-    assert model.type_digit("6")  # 6, 60–69: wait for the next digit
+    assert "←→↑↓ or a card's number: select · Enter: confirm" in screen_text(model)
+    assert model.type_digit("6")  # 6, 60–69: the number may grow
     assert "number 6…" in screen_text(model) and model.options[model.cursor].code == "6"
-    assert not model.type_digit("2")  # nothing longer starts with 62: chosen at once
+    assert model.type_digit("2")
+    assert submitted == [] and model.options[model.cursor].code == "62"  # selected, not played
+    model.confirm()
     assert submitted == [Pick(0, 62)]
 
 
-def test_a_typed_number_that_could_grow_is_taken_after_the_pause() -> None:
+def test_a_typed_number_that_is_only_the_start_of_others_is_no_choice() -> None:
     model, submitted = take6_pool_model()
     assert model.type_digit("1")
-    model.finish_typing()  # the pause: 1 is not in the pool (it starts a row), so nothing is chosen
-    assert submitted == [] and "no card 1 to choose here" in screen_text(model)
+    assert model.cursor == -1  # 1 is not in the pool (it starts a row), only 10–19 and 100–104 are
+    model.finish_typing()  # the pause: the number is whole
+    assert submitted == [] and model.cursor == -1 and "no card 1 to choose here" in screen_text(model)
     assert model.type_digit("1") and model.type_digit("0")
     model.finish_typing()
+    assert submitted == [] and model.options[model.cursor].code == "10"
+    model.confirm()
     assert submitted == [Pick(0, 10)]
 
 
 def test_the_13th_card_of_a_14_card_hand_is_two_digits() -> None:
-    """6th Sense: a number is the n-th card; 1 then 3 picks the 13th (S-3.1 prediction)."""
+    """6th Sense: a number is the n-th card; 1 then 3 selects the 13th (S-3.1 prediction), Enter predicts it."""
     state = colour_deal()
     state = SIXTH_SENSE.new_game(3, state.options)
     raw = {"dealer": 2, "hands": [[c.code for c in deck_for(3)][i * 14:(i + 1) * 14] for i in range(3)],
@@ -227,9 +232,11 @@ def test_the_13th_card_of_a_14_card_hand_is_two_digits() -> None:
     model = TableModel(SIXTH_SENSE, NAMES, 0, "en", submitted.append)
     model.update_state(SIXTH_SENSE.view(state, 0))
     model.set_decision(SIXTH_SENSE.legal_moves(SIXTH_SENSE.view(state, 0), 0))
-    assert "1–14: the n-th" in screen_text(model)
+    assert "←→↑↓ or 1–14: select · Enter: confirm" in screen_text(model)
     hand = state.round.hands[0]  # type: ignore[union-attr]
-    assert model.type_digit("1") and not model.type_digit("3")
+    assert model.type_digit("1") and model.type_digit("3")
+    assert submitted == []
+    model.confirm()
     assert submitted == [Predict(0, hand[12])]
 
 
@@ -251,6 +258,8 @@ def test_arrows_skip_greyed_cards_and_up_down_move_by_screen_row() -> None:
     model.update_state(SIXTH_SENSE.view(state, 0))
     model.set_decision(SIXTH_SENSE.legal_moves(SIXTH_SENSE.view(state, 0), 0))
     codes = [o.code for o in model.options]
+    assert model.cursor == -1  # nothing selected until a key says so
+    model.move_cursor(1)
     assert codes[model.cursor] == "R0"
     model.move_cursor(1)
     assert codes[model.cursor] == "R1"
@@ -292,7 +301,7 @@ def test_equal_totals_share_a_rank() -> None:
     model = TableModel(SIXTH_SENSE, ("Ann", "Bot 1", "Bot 2", "Bot 3"), 0, "en")
     model.set_game_over((0,), (5, -1, -1, -3), None)
     text = screen_text(model)
-    assert re.search(r"2\. Bot 1 +-1", text) and re.search(r"2\. Bot 2 +-1", text) and "4. Bot 3" in text
+    assert re.search(r"2\. ▲Bot 1 +-1", text) and re.search(r"2\. ■Bot 2 +-1", text) and "4. ◆Bot 3" in text
 
 
 def test_the_record_path_never_breaks_inside_a_word() -> None:
@@ -361,7 +370,7 @@ def test_every_footer_key_line_fits_an_80_column_screen(lang: str) -> None:
 
 
 def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
-    """T-3.5: the four rows are the choices, one per screen line; ↓ ↓ Enter takes row 3."""
+    """T-3.5: the four rows are the choices, one per screen line; ↓ selects row 1, ↓ ↓ Enter takes row 3."""
     from engine.take6 import Play as Take6Play
     from engine.take6 import TakeRow
     from lanplay.ui.screens import table_area
@@ -378,6 +387,7 @@ def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
     hand_area(model)
     model.move_row(1)
     model.move_row(1)
+    model.move_row(1)
     model.confirm()
     assert submitted == [TakeRow(0, 2)]
 
@@ -385,10 +395,10 @@ def test_up_and_down_move_between_the_rows_of_6_nimmt_to_take() -> None:
 @pytest.mark.parametrize(
     ("lang", "said"),
     [
-        ("en", ["Bots: Ann's bot 1, Ann's bot 2 on Ann's laptop, which sees their cards", "Bob's bot 1 on Bob's laptop,"
-                " which sees its cards", "Bot 5 on a laptop of its own"]),
-        ("nl", ["Bots: Ann's bot 1, Ann's bot 2 op de laptop van Ann, die hun kaarten ziet", "Bob's bot 1 op de laptop"
-                " van Bob, die zijn kaarten ziet", "Bot 5 op een eigen laptop"]),
+        ("en", ["Bots: ▲Ann·bot1, ■Ann·bot2 on ●Ann's laptop, which sees their cards", "▼Bob·bot1 on ◆Bob's laptop,"
+                " which sees its cards", "♣Bot 5 on a laptop of its own"]),
+        ("nl", ["Bots: ▲Ann·bot1, ■Ann·bot2 op de laptop van ●Ann, die hun kaarten ziet", "▼Bob·bot1 op de laptop"
+                " van ◆Bob, die zijn kaarten ziet", "♣Bot 5 op een eigen laptop"]),
     ],
 )
 def test_the_header_says_which_laptop_runs_each_bot_within_80_columns(lang: str, said: list[str]) -> None:
@@ -405,3 +415,90 @@ def test_the_header_says_which_laptop_runs_each_bot_within_80_columns(lang: str,
     assert text == " · ".join(said), text
     screen = screen_text(model)
     assert screen.splitlines()[1] == plain(lines).splitlines()[0]  # right under the header
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_every_key_line_fits_the_footer_of_an_80_column_screen(lang: str) -> None:
+    """Footers are cut at 78 columns (80 less the margins): a key line longer than that once lost its end
+    ("… ? help · q q"). Filled with the longest words each can hold."""
+    from lanplay.ui.i18n import MESSAGES, t
+
+    digits = max(t("digits_card", lang), t("digits_place", lang, count=104), key=len)
+    choice = "[" + max((t(k, lang) for k in ("next_round", "split_yes", "split_no", "pass_button")), key=len) + "]"
+    params = {"digits": digits, "choice": choice, "game": "sixth-sense"}
+    lines = {key: t(key, lang, **params) for key in MESSAGES[lang] if "keys" in key}
+    assert len(lines) >= 10
+    too_long = {key: line for key, line in lines.items() if len(line) > 78}
+    assert too_long == {}
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+@pytest.mark.parametrize("question", ["quit_question", "quit_question_net"])
+def test_the_leave_dialog_wraps_between_words_inside_its_box(lang: str, question: str) -> None:
+    """The dialog's box is QUIT_WIDTH wide: its text is wrapped at spaces there, never split inside a word."""
+    from lanplay.ui.i18n import t
+    from lanplay.ui.screens import QUIT_WIDTH, plain, quit_lines
+
+    model = TableModel(TAKE6, ("Ann", "Bob"), 0, lang)
+    model.quit_question = question
+    lines = plain(quit_lines(model)).splitlines()
+    assert all(len(line) <= QUIT_WIDTH for line in lines)
+    assert " ".join(lines[:-2]).split() == t(question, lang).split()
+
+
+# --- who is who ----------------------------------------------------------------------------------------------
+
+
+def test_every_seat_gets_a_short_distinct_name_and_bots_count_in_seat_order() -> None:
+    from lanplay.ui.names import SHORT, short_names
+
+    players = ["Alexandra", "Alexandra's bot 3", "Alexandra's bot 1", "Dan", "Dan's bot 1", "Dan",
+               "Bartholomew the Great"]  # fmt: skip
+    shown = short_names(players)
+    assert shown == ("Alexandra", "Alex·bot1", "Alex·bot2", "Dan1", "Dan·bot1", "Dan2", "Bartholo…")
+    assert len(set(shown)) == len(shown) and all(len(name) <= SHORT for name in shown)
+    assert short_names(["Ann", "Bob"]) == ("Ann", "Bob")  # short names stay as they are
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_a_seat_has_the_same_marker_and_name_on_the_scoreboard_the_trick_and_the_log(lang: str) -> None:
+    """Six seats of long and alike names (five of them Alexandra's or Dan's): each shows as one marker and
+    short name on the scoreboard, in the trick and in the log, and every line fits 80 columns."""
+    from lanplay.ui.screens import scores, table_area
+
+    players = ("Alexandra", "Alexandra's bot 1", "Alexandra's bot 2", "Dan", "Dan's bot 1", "Dan")
+    from engine.sixth_sense import HAND_SIZE
+
+    codes = [card.code for card in deck_for(6)]
+    size = HAND_SIZE[6]
+    hands = [codes[i * size:(i + 1) * size] for i in range(6)]
+    state = SIXTH_SENSE.new_game(6, SIXTH_SENSE.options_from_json({}))
+    state = SIXTH_SENSE.start_round(state, SIXTH_SENSE.deal_from_json(
+        state, {"dealer": 5, "hands": hands, "trump": codes[6 * size]}))
+    for seat in range(6):
+        state = SIXTH_SENSE.apply(state, Predict(seat, state.round.hands[seat][0]))  # type: ignore[union-attr]
+    leader = state.round.leader  # type: ignore[union-attr]
+    model = TableModel(SIXTH_SENSE, players, 0, lang)
+    before = state
+    move = SIXTH_SENSE.legal_moves(state, leader)[0]
+    state = SIXTH_SENSE.apply(state, move)
+    model.update_state(SIXTH_SENSE.view(state, 0), 1)
+    model.add_events(move_events(model, before, move, state))
+    shown = [model.name(seat) for seat in range(6)]
+    assert len(set(shown)) == 6 and len({name[0] for name in shown}) == 6  # distinct names, distinct markers
+    board = plain(scores(model))
+    assert all(name in board for name in shown)
+    assert shown[leader] in plain(table_area(model)) and shown[leader] in " ".join(e.text(lang) for e in model.log)
+    assert all(len(line) <= 80 for line in screen_text(model).splitlines())
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+@pytest.mark.parametrize("game", [SIXTH_SENSE, TAKE6])
+def test_the_rules_dialog_fits_an_80_by_24_screen_with_its_keys(lang: str, game: Any) -> None:
+    """The ? dialog (its frame included) shows every summary line and its key line, which names the full
+    rules' command, without scrolling."""
+    from lanplay.ui.screens import help_lines
+
+    lines = plain(help_lines(TableModel(game, ("Ann", "Bob"), 0, lang))).splitlines()
+    assert len(lines) + 2 <= 24 and all(len(line) + 2 <= 80 for line in lines)
+    assert f"lanplay rules {game.id}" in lines[-1]

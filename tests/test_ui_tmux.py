@@ -1,5 +1,5 @@
 """End to end in a real terminal: tmux runs `lanplay play` in an 80×24 window and a person's keys
-play a whole game (Enter picks the current selection), while capture-pane reads the screens.
+play a whole game (Tab selects the next allowed choice, Enter confirms it), while capture-pane reads the screens.
 
 `lanplay play` hosts the table on 127.0.0.1 and its bots are peers in the same process that speak the
 real protocol (shuffle, commit–reveal, audit); the record lands in $LANPLAY_HOME/records. Each game
@@ -55,7 +55,7 @@ class Terminal:
 
 
 def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str]) -> tuple[str, str, Path]:
-    """Press Enter until the game-over screen; then q. Returns (a screen during play that shows every
+    """Press Tab and Enter until the game-over screen; then q. Returns (a screen during play that shows every
     word of `seen`, the game-over screen, the saved record)."""
     home = tmp_path / "home"
     home.mkdir()
@@ -79,7 +79,7 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
                 playing = screen
             if "Final table" in screen or "Eindstand" in screen:
                 break
-            terminal.keys("Enter")
+            terminal.keys("Tab", "Enter")
             time.sleep(0.02)
         over = screen
         terminal.keys("q")
@@ -97,7 +97,8 @@ def play_whole_game(tmp_path: Path, name: str, args: list[str], seen: list[str])
 
 def test_take6_whole_game_in_a_terminal(tmp_path: Path) -> None:
     playing, over, record = play_whole_game(
-        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"], ["Row 4", "Your hand", "Scores", "bot 3"]
+        tmp_path, "take6", ["--game", "take6", "--bots", "3", "--lang", "en"],
+        ["Row 4", "Your hand", "Scores", "Ann·bot3"],
     )
     assert playing, "no screen showed the rows, the hand and the scores together"
     assert "Game over" in over and "Final table" in over and "Record saved to" in over
@@ -134,7 +135,7 @@ def test_sixes_whole_game_in_dutch_with_a_copy_of_the_record(tmp_path: Path) -> 
 
 
 def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) -> None:
-    """S-6.2: play 6th Sense with Enter until a trick holds a counting 4; the screen (the trick as it is
+    """S-6.2: play 6th Sense with Tab and Enter until a trick holds a counting 4; the screen (the trick as it is
     played, the last trick and the log) says so in words: "P4 reverses: lowest wins", or two 4s cancel."""
     home = tmp_path / "home"
     home.mkdir()
@@ -152,7 +153,7 @@ def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) 
         while not told.search(screen := terminal.screen()):
             assert time.monotonic() < deadline, f"no trick with a 4 was explained:\n{screen}"
             assert "Traceback" not in screen and "Final table" not in screen, screen
-            terminal.keys("Enter")
+            terminal.keys("Tab", "Enter")
             time.sleep(0.05)
         terminal.keys("q")
         while "Leave the game?" not in terminal.screen():
@@ -165,3 +166,53 @@ def test_a_trick_with_a_4_says_the_order_reversed_on_the_screen(tmp_path: Path) 
         assert "LANPLAY-EXIT=0" in after, after
     finally:
         terminal.close()
+
+
+def test_lanplay_join_by_address_opens_the_table_screen_and_q_leaves(tmp_path: Path) -> None:
+    """`lanplay join HOST:PORT`, the line the host's screen tells friends to type, gives the same full-screen
+    table as the lobby (the hand, the rows, the footer), not lines of Python values, and q, y leave it."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("LANPLAY_")},
+        "LANPLAY_INTERFACE": "127.0.0.1", "LANPLAY_BOT_DELAY": "0", "TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8",
+    }  # fmt: skip
+    env.pop("TMUX", None)
+    homes = [tmp_path / "host", tmp_path / "joiner"]
+    for home in homes:
+        home.mkdir()
+    host_env = {**env, "HOME": str(homes[0]), "LANPLAY_HOME": str(homes[0] / "data")}
+    host = subprocess.Popen(
+        [str(LANPLAY), "host", "--game", "take6", "--seats", "2", "--headless", "--name", "Ann"],
+        env=host_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    terminal = None
+    try:
+        assert host.stdout is not None
+        address = ""
+        while not address:
+            line = host.stdout.readline()
+            assert line, "lanplay host ended before printing its address"
+            if line.startswith("join with: lanplay join "):
+                address = line.split()[-1]
+        joiner_env = {**env, "HOME": str(homes[1]), "LANPLAY_HOME": str(homes[1] / "data")}
+        command = f"{LANPLAY} join {address} --name Bob --lang en; echo LANPLAY-EXIT=$?; sleep 60"
+        terminal = Terminal("join", command, homes[1], joiner_env)
+        deadline = time.monotonic() + GAME_TIMEOUT
+        while "Your hand (10)" not in (screen := terminal.screen()):
+            assert time.monotonic() < deadline, screen
+            assert "Traceback" not in screen and "{'" not in screen, screen
+            time.sleep(0.1)
+        assert "Row 4" in screen and "Enter: confirm" in screen and "Bob" in screen
+        terminal.keys("q")
+        while "Leave the game?" not in terminal.screen():
+            assert time.monotonic() < deadline, terminal.screen()
+            time.sleep(0.05)
+        terminal.keys("y")
+        while "LANPLAY-EXIT=" not in (after := terminal.screen()):
+            assert time.monotonic() < deadline, after
+            time.sleep(0.05)
+        assert "LANPLAY-EXIT=0" in after, after
+    finally:
+        if terminal is not None:
+            terminal.close()
+        host.kill()
+        host.wait()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -78,7 +79,7 @@ STYLE = Style.from_dict(
 )
 
 
-DIGIT_PAUSE = 1.0  # seconds to wait for the next digit of a number
+DIGIT_PAUSE = 1.0  # seconds after which the next digit starts a new number
 MIN_COLUMNS, MIN_ROWS = 80, 24  # the screens are planned for 80×24 (screens.py)
 
 
@@ -186,8 +187,8 @@ def key_bindings(model: TableModel) -> KeyBindings:
     def _back(event: KeyPressEvent) -> None:
         model.back()
 
-    # A number may take several digits (card 62, the 13th card): after each digit that could still
-    # grow, wait DIGIT_PAUSE for the next before taking the number as typed.
+    # A number may take several digits (card 62, the 13th card): each digit selects (never plays), and
+    # after DIGIT_PAUSE without a digit the number is whole, so the next digit starts a new one.
     pending: list[asyncio.TimerHandle] = []
 
     def digit_handler(digit: str) -> Callable[[KeyPressEvent], None]:
@@ -296,7 +297,7 @@ def build_layout(model: TableModel) -> Layout:
         dialog(lambda: screens.game_over_lines(model), lambda: model.game_over is not None and not model.show_help,
                right=0, top=1, width=lambda: screens.game_over_width(model, _columns())),
         dialog(lambda: screens.help_lines(model), lambda: model.show_help),
-        dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit),
+        dialog(lambda: screens.quit_lines(model), lambda: model.confirm_quit, width=screens.QUIT_WIDTH + 2),
     ]
     return Layout(FloatContainer(body, floats))
 
@@ -383,6 +384,8 @@ def play_local_table(
     path = table.record_path if table.finished else table.save_record()
     if path is not None:
         print(model.text("record_saved", path=str(path)))
+    else:
+        print(model.text("no_move_nothing_saved"))
     if model.game_over is not None and model.game_over.winners:
         print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
                          names=model.name_list(model.game_over.winners)))
@@ -397,7 +400,11 @@ def log_to_file(directory: Path) -> None:
         return  # configured by whoever runs us (a test, -v)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(directory / "client.log", encoding="utf-8")
+        path = directory / "client.log"
+        # Private like every file of the data directory (0600): it names peers, addresses and tables.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(path, 0o600)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))

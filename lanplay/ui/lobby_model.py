@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.api import Game, RuleError
@@ -199,6 +200,8 @@ class LobbyModel:
         self.show_help = False
         self.error: Msg | None = None
         self.resume: ResumeOffer | None = None
+        self.resume_selected = True  # with an offer, the resume line is selected first: Enter resumes
+        self.damaged: tuple[Path, ...] = ()  # journals just found damaged and set aside: the screen names them
         self.forget_requested = False  # x: never offer that unfinished game again
         self.action: Action | None = None
         self.revision = 0
@@ -224,12 +227,26 @@ class LobbyModel:
             self.selected = max(0, min(self.selected, len(self.tables) - 1))
         self._changed()
 
+    def set_damaged(self, paths: Sequence[Path]) -> None:
+        """Journals of unfinished games found damaged (and set aside, I3) by the last look for one."""
+        if paths:
+            self.damaged = tuple(paths)
+            self._changed()
+
     def set_resume(self, offer: ResumeOffer | None) -> None:
         self.resume = offer
+        self.resume_selected = offer is not None
         self._changed()
 
     @property
+    def on_resume_line(self) -> bool:
+        """The selection is the resume line (it comes before the tables): Enter resumes."""
+        return self.resume is not None and (self.resume_selected or not self.tables)
+
+    @property
     def selected_table(self) -> TableAdvert | None:
+        if self.on_resume_line:
+            return None
         return self.tables[self.selected] if 0 <= self.selected < len(self.tables) else None
 
     def set_error(self, key: str | None, **params: object) -> None:
@@ -323,6 +340,11 @@ class LobbyModel:
                 self.choosing = (self.choosing + delta) % len(self.networks)
         elif self.form is not None:
             self.form.move(delta)
+        elif self.resume is not None and self.tables:  # the resume line, then the tables
+            place = -1 if self.on_resume_line else self.selected
+            place = (place + 1 + delta) % (len(self.tables) + 1) - 1
+            self.resume_selected = place < 0
+            self.selected = max(0, place)
         elif self.tables:
             self.selected = (self.selected + delta) % len(self.tables)
         self.error = None
@@ -334,8 +356,8 @@ class LobbyModel:
             self._changed()
 
     def confirm(self) -> None:
-        """Enter: choose the network, join the typed address, create the table of the form, or join the
-        selected table."""
+        """Enter: choose the network, join the typed address, create the table of the form, resume the
+        unfinished game (its line selected), or join the selected table."""
         if self.choosing is not None:
             self.choose_network()
             return
@@ -350,6 +372,9 @@ class LobbyModel:
                 return
             self.form = None
             self._changed()
+            return
+        if self.on_resume_line:
+            self.request_resume()
             return
         self.join_selected()
 

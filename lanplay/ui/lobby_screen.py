@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from lanplay.discovery import TableBrowser
 from lanplay.lobby import fetch_table_info
 from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
 from lanplay.runner import unfinished_journal
-from lanplay.store import Journal
+from lanplay.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
 from lanplay.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.lobby_model import (
@@ -48,7 +49,7 @@ from lanplay.ui.lobby_model import (
 )
 from lanplay.ui.model import Msg, TableModel
 from lanplay.ui.net_table import NetTable
-from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_text
+from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_path, wrap_text
 from protocol.identity import Identity
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ def _table_list(model: LobbyModel, width: int) -> Lines:
     )
     lines.append(text_line(head[:width], "class:disabled"))
     for index, advert in enumerate(model.tables):
-        selected = index == model.selected
+        selected = index == model.selected and not model.on_resume_line
         full = advert.seats_taken >= advert.seats_total
         seats = seat_text(advert) + (f" {model.text('lobby_full')}" if full else "")
         row = (
@@ -174,6 +175,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
     lines.append(text_line(""))
     free = form.seats - 1 - form.bots
     lines.extend(wrap_text(model.text("form_summary", bots=form.bots, free=free), width - 1))
+    if form.game_id == "sixth-sense" and form.values.get("beginner") is True and form.values.get("late_trump") is True:
+        lines.extend(wrap_text(model.text("form_late_trump_beginner"), width - 1, "class:disabled"))
     return lines
 
 
@@ -198,10 +201,16 @@ def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
         lines.extend(_address_entry(model, width))
         return lines
     lines.append(text_line(""))
+    for path in model.damaged:  # the path breaks only between its parts
+        lines.extend(wrap_text(model.text("lobby_damaged", path="").rstrip(), width - 1, "class:error"))
+        lines.extend(text_line("  " + part, "class:error") for part in wrap_path(str(path), width - 3))
+        lines.append(text_line(""))
     if model.resume is not None:
         offer = model.resume
         text = model.text("lobby_resume", game=game_title(model.lang, offer.game), names=", ".join(offer.names))
-        lines.extend(wrap_text(text, width - 1, "class:status.mine"))
+        chosen = model.on_resume_line and model.form is None
+        lines.extend(wrap_text(text, width - 1, "class:cursor" if chosen else "class:status.mine",
+                               indent="   ", first=" ▸ " if chosen else "   "))  # fmt: skip
         lines.append(text_line(""))
     lines.extend(_form(model, width) if model.form is not None else _table_list(model, width))
     lines.append(text_line(""))
@@ -340,12 +349,17 @@ def build_lobby_app(
 # --- the loop: lobby, table, lobby ------------------------------------------------------------------------
 
 
-def _resume_offer(data_dir: Path) -> tuple[ResumeOffer, Path] | None:
+def _resume_offer(data_dir: Path, model: LobbyModel | None = None) -> tuple[ResumeOffer, Path] | None:
+    """The unfinished game to offer; a journal found damaged on the way (set aside, I3) is named on the
+    lobby's screen (`model.damaged`), so a new game never starts in silence where one was expected."""
+    before = set_aside_journals(data_dir)
     try:
         found = unfinished_journal(data_dir)
     except Exception as exc:  # a damaged journal must not keep anyone out of the lobby
         log.warning("cannot read the journals: %s", exc)
-        return None
+        found = None
+    if model is not None:
+        model.set_damaged(newly_set_aside(data_dir, before))
     if found is None:
         return None
     plan, path = found
@@ -376,8 +390,9 @@ async def run_lobby(
         network_label=network.label if network else "", networks=local_networks(),
         network_fixed=network.source if network and network.source in ("--interface", "LANPLAY_INTERFACE") else None,
     )  # fmt: skip
-    offer = _resume_offer(data_dir)
+    offer = _resume_offer(data_dir, model)
     model.resume = offer[0] if offer is not None else None
+    model.resume_selected = True
     if network is None:
         model.open_networks()
         if notice is not None:
@@ -447,7 +462,7 @@ async def run_lobby(
             if on_table is not None:
                 on_table(table_model, table)
             await run_table_app(table_model, table, input=input, output=output)
-            offer = _resume_offer(data_dir)
+            offer = _resume_offer(data_dir, model)
             model.set_resume(offer[0] if offer is not None else None)
             model.set_tables(browser.tables)
     finally:
@@ -503,11 +518,17 @@ def lobby_command(name: str | None, lang: str | None, interface: str | None) -> 
     from lanplay.ui.i18n import detect_lang
     from lanplay.ui.local_table import bot_delay_from_env
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("lanplay: the lobby needs a terminal (standard input and output are not one); without one, "
+              "`lanplay play --plain` plays by typing numbers and `lanplay join HOST:PORT --plain` joins a table",
+              file=sys.stderr)  # fmt: skip
+        return 2
     directory = data_dir()
     network = network_in_use(interface, directory, ask=True)
     saved = load_network(directory)
     gone = network is None and saved is not None and find_saved(saved, local_networks()) is None
     log_to_file(directory)
+    remove_finished_journals(directory)
     identity = load_identity(directory)
     return asyncio.run(
         run_lobby(

@@ -197,8 +197,9 @@ class LocalTable:
         return record_from_moves(self.game, self.players, self.options, self.rounds)
 
     def save_record(self) -> Path | None:
-        """Write the record (of the whole game, or of the rounds so far) into `record_dir`."""
-        if self.record_dir is None or not self.rounds:
+        """Write the record (of the whole game, or of the rounds so far) into `record_dir`; None, and no
+        file, when no move was played (a game left at its first screen leaves nothing behind)."""
+        if self.record_dir is None or not any(moves for _, moves in self.rounds):
             return None
         if self.record_path is None:
             name = self.record_name or f"lanplay-{self.game.id}-{time.strftime('%Y%m%d-%H%M%S')}.json"

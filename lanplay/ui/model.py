@@ -9,6 +9,12 @@ Choosing a move is a small state machine over the legal moves the back end offer
 the moves are grouped by what the player points at (a card, a row, a button); a group with several
 moves (the 6/9 card played as 6 or 9, a 0 played plain or blocking one of the trick's cards) asks a
 second question. Pointing at a card that has no legal move now is refused with the rule's reason.
+
+Selecting and confirming are two steps, so no key plays a card the player did not see selected:
+arrows and typed numbers only select (a number that is not a choice says so and selects nothing),
+Enter confirms the selection. A decision starts with nothing selected, so a key meant for the turn
+before is never carried into it; only a forced move (one allowed choice) starts selected, and the
+footer says it is the only one. A mouse click on an option selects and confirms it at once.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from engine.api import Game, IllegalMove
 from lanplay.ui.i18n import t
+from lanplay.ui.names import marker, short_names
 
 AnyGame = Game[Any, Any, Any, Any]
 
@@ -121,6 +128,7 @@ class TableModel:
     ) -> None:
         self.game = game
         self.players = tuple(players)
+        self.short = short_names(self.players)  # as the screen shows each seat (lanplay/ui/names.py)
         self.my_seat = my_seat
         self.lang = lang
         self.submit = submit
@@ -133,6 +141,7 @@ class TableModel:
         self.question: Choice | None = None
         self.cursor = 0
         self.typed = ""  # digits typed so far towards a number (see `type_digit`)
+        self.typed_wrong = ""  # digits typed so far that are no choice: more digits before the pause extend them
         # Where the screen last drew each option (index -> (line, column)): ↑↓ move by screen row.
         self.option_grid: dict[int, tuple[int, int]] = {}
         # what the table is doing
@@ -171,15 +180,17 @@ class TableModel:
         return t(key, self.lang, **params)
 
     def name(self, seat: int | None) -> str:
-        """A seat's player name; this seat is its own name too, so every line reads the same at every laptop."""
+        """A seat as every part of the screen names it: its marker and short, distinct name (`▲Alex·bot1`);
+        this seat is its own name too, so every line reads the same at every laptop."""
         if seat is None:
             return self.text("nobody")
-        return self.players[seat] if 0 <= seat < len(self.players) else f"#{seat}"
+        return f"{marker(seat)}{self.short[seat]}" if 0 <= seat < len(self.short) else f"#{seat}"
 
     # --- methods the back end calls ----------------------------------------------------------
     def set_players(self, players: Sequence[str], my_seat: int) -> None:
         """The seats as the table finally has them (a networked table knows them once every seat is taken)."""
         self.players = tuple(players)
+        self.short = short_names(self.players)
         self.my_seat = my_seat
         self._changed()
 
@@ -217,13 +228,13 @@ class TableModel:
             kind = self.game.expected(self.view).kind if self.view is not None and self.moves else ""
         self.kind = kind if self.moves else ""
         self.question = None
-        self.cursor = -1
-        self.typed = ""
+        self.cursor = -1  # nothing selected: a key meant for the turn before is never carried into this one
+        self.typed = self.typed_wrong = ""
         self._rebuild_choices()
         if self.moves:
             self.waiting = ()
-            if self.error is not None and self.error.key == "not_your_turn":
-                self.error = None  # it is now
+            if self.error is not None and self.error.key in ("not_your_turn", "no_such_card", "no_such_choice"):
+                self.error = None  # it is now; a number typed before the turn says nothing about this one
         self._changed()
 
     def clear_decision(self) -> None:
@@ -305,12 +316,10 @@ class TableModel:
         options = self.options
         if not options:
             return
-        self.typed = ""
-        if self.cursor < 0:
-            self.cursor = next((i for i, o in enumerate(options) if o.enabled), 0)
-            self._changed()
-            return
+        self.typed = self.typed_wrong = ""
         step = 1 if delta > 0 else -1
+        if not 0 <= self.cursor < len(options):  # nothing selected: → starts at the first option, ← at the last
+            self.cursor = -1 if step > 0 else len(options)
         any_enabled = any(o.enabled for o in options)
         for _ in range(abs(delta)):
             index = self.cursor
@@ -329,7 +338,7 @@ class TableModel:
         if len(rows) < 2 or self.cursor not in grid:
             self.move_cursor(delta)
             return
-        self.typed = ""
+        self.typed = self.typed_wrong = ""
         line, column = grid[self.cursor]
         later = [r for r in rows if (r > line if delta > 0 else r < line)]
         for row in later if delta > 0 else reversed(later):
@@ -358,55 +367,62 @@ class TableModel:
         return labels.index(typed) if typed in labels else None
 
     def type_digit(self, digit: str) -> bool:
-        """A digit key: it extends the number being typed and points the cursor at it. A number that no
-        longer one could extend is confirmed at once; otherwise True: the caller waits a moment for the
-        next digit, then calls `finish_typing`."""
+        """A digit key: it extends the number being typed and selects the option with that number, never
+        confirming it (Enter does). A number that no option has or starts with says so and selects nothing.
+        True: a number is being typed; the caller calls `finish_typing` after a pause without digits,
+        and the next digit after that starts a new number."""
         options = self.options
         if not options:
-            self.choose(-1)
+            self.typed = self.typed_wrong = ""
+            if self.game_over is None:
+                self.set_error("not_your_turn")
             return False
-        labels = self.number_labels()
+        if self.typed_wrong:  # 9 then 1 with no card 91: the error names 91, and nothing is selected
+            self._no_such_number(self.typed_wrong + digit)
+            return True
         typed = self.typed + digit
+        labels = self.number_labels()
         if not any(label.startswith(typed) for label in labels):
-            if self.typed:  # a fresh number
-                self.typed = ""
-                return self.type_digit(digit)
             self._no_such_number(typed)
-            return False
-        exact = self.index_for_number(typed)
-        longer = any(label != typed and label.startswith(typed) for label in labels)
-        if exact is not None:
-            self.cursor = exact
-        if exact is not None and not longer:
-            self.typed = ""
-            self.confirm()
-            return False
+            return True
         self.typed = typed
-        self.error = None
+        exact = self.index_for_number(typed)
+        self.cursor = exact if exact is not None else -1  # "9" of 93: nothing selected until the number is whole
+        option = options[exact] if exact is not None else None
+        self.error = refusal(self, option) if option is not None and not option.enabled else None
         self._changed()
         return True
 
     def finish_typing(self) -> None:
-        """The pause after a digit: the number typed so far is complete."""
-        typed, self.typed = self.typed, ""
+        """The pause after a digit: the number typed so far is whole. It stays selected (Enter confirms it);
+        a number that is only the start of others (9 of 93, no 9) says there is no such choice."""
+        typed, self.typed, self.typed_wrong = self.typed, "", ""
         if not typed:
             return
-        index = self.index_for_number(typed)
-        if index is None:
-            self._no_such_number(typed)
+        if self.index_for_number(typed) is None:
+            self._no_such_number(typed, whole=True)
             return
-        self.cursor = index
-        self.confirm()
+        self._changed()
 
-    def _no_such_number(self, typed: str) -> None:
-        self.typed = ""
+    def _no_such_number(self, typed: str, whole: bool = False) -> None:
+        """Say there is no choice `typed` and select nothing; `whole`: the number is complete (the pause,
+        Enter), else digits typed before the pause still extend it."""
+        self.typed, self.typed_wrong = "", "" if whole else typed
+        self.cursor = -1  # selects nothing: Enter now plays no card the player did not choose
         if self.numbers_are_cards():
             self.set_error("no_such_card", number=typed)
         else:
             self.set_error("no_such_choice", number=typed, count=len(self.options))
 
+    def only_choice(self) -> Choice | None:
+        """The one option that may be chosen now, if there is exactly one (a forced move)."""
+        enabled = [o for o in self.options if o.enabled]
+        return enabled[0] if len(enabled) == 1 else None
+
     def choose(self, index: int) -> None:
-        """Point at option `index` (0-based: the digit keys) and confirm it."""
+        """Select option `index` (0-based) and confirm it at once: a mouse click, or a number and Enter
+        typed as one line (`--plain`)."""
+        self.typed = self.typed_wrong = ""
         options = self.options
         if not options:
             if self.game_over is None:
@@ -419,13 +435,25 @@ class TableModel:
         self.confirm()
 
     def confirm(self) -> None:
+        """Enter: play (or answer with) the selected option; a number being typed is taken as whole."""
         options = self.options
         if not options:
             if self.game_over is None:
                 self.set_error("not_your_turn")
             return
+        if self.typed_wrong:
+            self._no_such_number(self.typed_wrong, whole=True)
+            return
+        if self.typed:
+            typed, self.typed = self.typed, ""
+            index = self.index_for_number(typed)
+            if index is None:
+                self._no_such_number(typed, whole=True)
+                return
+            self.cursor = index
         if not 0 <= self.cursor < len(options):
-            self.cursor = 0
+            self.set_error("nothing_selected")
+            return
         option = options[self.cursor]
         if not option.enabled:
             self.error = refusal(self, option)
@@ -433,8 +461,8 @@ class TableModel:
             return
         if self.question is None and len(option.moves) > 1:
             self.question = option
-            self.cursor = 0
-            self.typed = ''
+            self.cursor = -1  # the answer is selected and confirmed like any choice
+            self.typed = ""
             self.error = None
             self._changed()
             return
@@ -442,7 +470,7 @@ class TableModel:
 
     def back(self) -> None:
         """Leave the second question for the first."""
-        self.typed = ""
+        self.typed = self.typed_wrong = ""
         if self.question is not None:
             code = self.question.code
             self.question = None
@@ -535,12 +563,15 @@ class TableModel:
         if self.question is not None:
             return
         codes = [c.code for c in self.choices]
+        enabled = [i for i, c in enumerate(self.choices) if c.enabled]
         if old in codes:
             self.cursor = codes.index(old)
         elif "split_no" in codes:  # S-6.5: a stray Enter keeps the count as it is
             self.cursor = codes.index("split_no")
+        elif len(enabled) == 1:  # a forced move: selected, and the footer says it is the only one
+            self.cursor = enabled[0]
         else:
-            self.cursor = next((i for i, c in enumerate(self.choices) if c.enabled), 0)
+            self.cursor = -1
 
 
 # --- choices per game ---------------------------------------------------------------------------

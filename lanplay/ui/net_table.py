@@ -258,13 +258,15 @@ class NetTable:
         self.model.pre_game = False
         self.model.set_players(names, runner.me)
         self.model.set_bots(bot_seats(runner.plan.seats))
-        seats = [f"{name} ({seat.fingerprint})" for name, seat in zip(names, runner.plan.seats, strict=True)]
+        # Each seat as the whole screen names it (marker, short name), with the fingerprint to check it by.
+        name = self.model.name
+        seats = [f"{name(index)} ({seat.fingerprint})" for index, seat in enumerate(runner.plan.seats)]
         self.model.add_event("ev_seats", names=", ".join(seats))
         for bot, host in bot_seats(runner.plan.seats):
             if host is None:
-                self.model.add_event("ev_bot_own", bot=names[bot])
+                self.model.add_event("ev_bot_own", bot=name(bot))
             else:
-                self.model.add_event("ev_bot_runs_on", bot=names[bot], host=names[host])
+                self.model.add_event("ev_bot_runs_on", bot=name(bot), host=name(host))
         self.model.set_status("net_starting")
 
     def _on_lobby(self, lobby: LobbyHost, port: int) -> None:

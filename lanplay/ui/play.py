@@ -28,6 +28,7 @@ from lanplay.describe import default_player_name
 from lanplay.discovery import DEFAULT_INTERFACE
 from lanplay.lobby import TablePlan
 from lanplay.runner import unfinished_journal
+from lanplay.store import newly_set_aside, remove_finished_journals, set_aside_journals
 from lanplay.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.model import TableModel
@@ -108,9 +109,12 @@ def play_net_table(
         name = default_player_name()
     directory = directory if directory is not None else data_dir()
     log_to_file(directory)
+    remove_finished_journals(directory)
     identity = load_identity(directory)
     delay = bot_delay if bot_delay is not None else bot_delay_from_env()
+    before = set_aside_journals(directory)
     plan = resumable_play(directory, identity, game, bots + 1)
+    damaged = newly_set_aside(directory, before)
     common: dict[str, Any] = {
         "identity": identity, "data_dir": directory, "interface": DEFAULT_INTERFACE, "bot_delay": delay,
         "record_copy": record_copy,
@@ -126,6 +130,7 @@ def play_net_table(
         table = NetTable(model, name=name, **common).host(
             options=game.options_to_json(options), seats=bots + 1, bots=bots, bot_kind=bot_kind
         )
+    say_damaged(model, damaged)
     asyncio.run(run_keeping_journal(model, table))
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
@@ -133,6 +138,64 @@ def play_net_table(
     lost = table.outcome is not None and table.outcome.network_lost  # not over: the same command resumes it
     if table.runner is not None and ((table.outcome is not None and not lost) or table.left_early):
         forget_bots(directory, table.runner.plan)
+    _say_outcome(model, table)
+    return 0
+
+
+def join_net_table(
+    address: tuple[str, int],
+    *,
+    name: str,
+    lang: str,
+    interface: str,
+    directory: Path,
+    step_timeout: float = 20.0,
+) -> int:
+    """`lanplay join HOST:PORT` in a terminal: the same full-screen table as joining from the lobby (its
+    `a`). Like every network command it first resumes the game this laptop left unfinished (P-5.4).
+    `LobbyError` (one line, exit 2) if no lanplay table answers at `address`."""
+    from lanplay.lobby import fetch_table_info
+
+    log_to_file(directory)
+    remove_finished_journals(directory)
+    identity = load_identity(directory)
+    common: dict[str, Any] = {
+        "identity": identity, "data_dir": directory, "interface": interface, "step_timeout": step_timeout,
+    }  # fmt: skip
+    before = set_aside_journals(directory)
+    found = unfinished_journal(directory)
+    damaged = newly_set_aside(directory, before)
+    if found is not None:
+        plan = found[0]
+        names = [seat.name for seat in plan.seats]
+        me = [seat.public_key for seat in plan.seats].index(identity.public.hex())
+        model = TableModel(get_game(plan.game), names, me, lang)
+        _say(model.text("play_resuming", game=model.text(f"game_{plan.game}"), names=", ".join(names)))
+        table = NetTable(model, name=names[me], **common).resume()
+    else:
+        info = asyncio.run(fetch_table_info(*address))  # which game it is, before the table screen opens
+        model = TableModel(get_game(info.game), [name], 0, lang)
+        table = NetTable(model, name=name, **common).join(address, info.seats)
+    say_damaged(model, damaged)
+    asyncio.run(run_keeping_journal(model, table))
+    if table.keep_journal and table.outcome is None:
+        _say(model.text("play_kept"))
+        return 0
+    _say_outcome(model, table)
+    return 0
+
+
+def say_damaged(model: TableModel, damaged: list[Path]) -> None:
+    """A journal of the unfinished game was found damaged (and set aside, I3): the table's log says so at
+    its top, so the new game does not start in silence where the old one was expected."""
+    for path in damaged:
+        model.add_event("ev_journal_damaged", path=str(path))
+    if damaged:
+        model.set_error("journal_damaged")  # the footer's red line, until another message takes its place
+
+
+def _say_outcome(model: TableModel, table: NetTable) -> None:
+    """After the table screen closed: where the record is (or that there is none), and who won."""
     path = table.shown_record or table.record_path
     if path is not None:
         _say(model.text("record_saved", path=str(path)))
@@ -141,7 +204,6 @@ def play_net_table(
     if model.game_over is not None and model.game_over.winners:
         _say(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
                         names=model.name_list(model.game_over.winners)))  # fmt: skip
-    return 0
 
 
 def _say(line: str) -> None:

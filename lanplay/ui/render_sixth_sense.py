@@ -51,7 +51,7 @@ def _trump_line(model: TableModel) -> Line:
         return [label, ("class:disabled", model.text("trump_hidden"))]
     colour = r.trump.colour
     return [label, (f"class:card.{colour.lower()} reverse", f" {colour} "), ("", " " + model.text(f"colour_{colour}")),
-            ("class:disabled", f"  ({r.trump.code})")]
+            ("class:disabled", f"  ({_card_name(r.trump.code)})")]  # the 6/9 card: P6/9, not P6
 
 
 def table_area(model: TableModel, width: int) -> Lines:
@@ -130,7 +130,7 @@ def _last_trick(model: TableModel, width: int) -> Lines:
     lines: Lines = [[("class:label", title)]]
     items: list[Line] = []
     for play in story.plays:
-        item: Line = [("class:disabled", model.name(play.seat)[:8] + " ")]
+        item: Line = [("class:disabled", model.name(play.seat) + " ")]
         if play is story.blocked:
             item += [_card(play.card.code, "strike class:disabled"), ("class:disabled", f" ({model.text('blocked')})")]
         elif play is story.blocker:

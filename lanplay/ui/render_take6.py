@@ -86,13 +86,13 @@ def table_area(model: TableModel, width: int) -> Lines:
     if view.stage == "take_row" and view.pending:
         items: list[Line] = [[("class:label", model.text("pending_label") + ":")]]
         for card, seat in view.pending:
-            items.append([("", model.name(seat)[:8] + " "), (card_look(str(card))[0], str(card))])
+            items.append([("", model.name(seat) + " "), (card_look(str(card))[0], str(card))])
         lines.extend(flow(items, width, gap=2))
     last = model.recent.get("last_reveal")
     if last:
         items = [[("class:label", model.text("last_reveal") + ":")]]
         for card, seat in last:
-            items.append([("", model.name(seat)[:8] + " "), (card_look(str(card))[0], str(card))])
+            items.append([("", model.name(seat) + " "), (card_look(str(card))[0], str(card))])
         lines.extend(flow(items, width, gap=2))
     if view.options.logic:
         lines.extend(_public_hands(model, width))
@@ -107,7 +107,7 @@ def _public_hands(model: TableModel, width: int) -> Lines:
         if seat == model.my_seat or hand is None:
             continue
         text = " ".join(str(card) for card in hand)
-        lines.append(text_line(f" {model.name(seat)[:8]:<8} {text}"[:width]))
+        lines.append(text_line(f" {model.name(seat):<10} {text}"[:width]))
     return lines
 
 

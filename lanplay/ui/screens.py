@@ -310,7 +310,14 @@ def digits_hint(model: TableModel) -> str:
     """The footer's word on typing numbers: the rule of this decision (card numbers, or the n-th choice)."""
     if model.numbers_are_cards():
         return model.text("digits_card")
+    if len(model.options) == 1:
+        return model.text("digits_one")
     return model.text("digits_place", count=len(model.options))
+
+
+def option_text(model: TableModel, option: Choice) -> str:
+    """An option named in a sentence: a card by its shown name, a button in brackets as drawn."""
+    return model.option_label(option) if option.kind == "card" else f"[{model.option_label(option)}]"
 
 
 def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
@@ -325,6 +332,8 @@ def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
         keys = model.text("typing", typed=model.typed)
     elif not model.options:
         keys = model.text("keys_hint_wait")
+    elif (only := model.only_choice()) is not None and model.cursor == model.options.index(only):
+        keys = model.text("keys_hint_only", choice=option_text(model, only))  # a forced move: it says so
     elif model.question is not None:
         keys = model.text("keys_hint_question", digits=digits_hint(model))
     else:
@@ -341,12 +350,16 @@ def help_lines(model: TableModel) -> Lines:
     lines: Lines = [text_line(title, "class:label"), text_line("")]
     lines.extend(text_line(rule) for rule in rules_summary(model.game.id, model.lang)[model.help_scroll :])
     lines.append(text_line(""))
-    lines.append(text_line(model.text("help_keys"), "class:keys"))
+    lines.append(text_line(model.text("help_keys", game=model.game.id), "class:keys"))
     return lines
 
 
-def quit_lines(model: TableModel) -> Lines:
-    return [text_line(model.text(model.quit_question)), text_line(""), text_line(model.text("quit_keys"), "class:keys")]
+QUIT_WIDTH = 60  # the leave dialog's text: wrapped here at spaces, so no word is split at the box edge
+
+
+def quit_lines(model: TableModel, width: int = QUIT_WIDTH) -> Lines:
+    lines = wrap_text(model.text(model.quit_question), width)
+    return [*lines, text_line(""), text_line(model.text("quit_keys"), "class:keys")]
 
 
 def game_over_width(model: TableModel, screen_width: int = SCREEN_WIDTH) -> int:
