@@ -743,14 +743,15 @@ class RoundLedger:
         counts = self.peek_counts[-1 if point is None else point] if self.peek_counts else {}
         return 1 + counts.get((sender, recipient), 0)
 
-    def owed_now(self) -> tuple[Owed, ...]:
-        """What the round waits for on everything taken here."""
+    def owed_now(self, author: int | None = None) -> tuple[Owed, ...]:
+        """What the round waits for on everything taken here, as seat `author` judges it (an end for
+        another record than its own latest is owed again)."""
         heads = tuple(
             (self.cursor[s] - 1, self.chains[s][self.cursor[s] - 1].digest()) if self.cursor[s] else None
             for s in range(self.n)
         )
         history = History(self.start.rec, heads, tuple(0 for _ in range(self.n)))
-        return tuple(o for o in self.owed_on(history) if o.kind not in ("p.keys", "p.peek"))
+        return tuple(o for o in self.owed_on(history, author) if o.kind not in ("p.keys", "p.peek"))
 
     @property
     def stopped(self) -> bool:

@@ -90,7 +90,7 @@ from protocol.table.verify import Conviction, Plan, round_start, rounds_json, ve
 MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
 MAX_PENDING_PROOFS = 4  # per sender
 PERSON_KINDS = frozenset({"move", "commit"})
-MAX_FUTURE_BYTES = 4 << 20
+MAX_FUTURE_BYTES = 1 << 20  # per author
 
 
 class _Chain:
@@ -137,7 +137,7 @@ class TableSession:
         self._out: list[Output] = []
         self._pending_proofs: list[tuple[int, JSONObject]] = []
         self._future: dict[int, list[tuple[int | None, SignedMessage]]] = {}
-        self._future_bytes = 0
+        self._future_bytes = [0] * self.n  # per author: no seat's early messages crowd out another's
         self._since: dict[Owed, float] = {}
         self._noted_for: frozenset[Owed] = frozenset()
         self._sent_end: str | None = None
@@ -171,13 +171,15 @@ class TableSession:
     # -- rounds ----------------------------------------------------------------------------------
     @property
     def round_index(self) -> int:
-        return len(self.rounds)
+        """The round this seat's ledger replays: every message it signs is of this round. Not the count
+        of confirmed rounds, which a proof about a confirmed round can lower (`_unconfirm`)."""
+        return self.ledger.start.index
 
     def _begin_round(self) -> None:
         self.prev_ledger: RoundLedger | None = getattr(self, "ledger", None)
         rec = record_digest(rounds_json(self.rounds))
         start = RoundStart(
-            self.settings.table, self.game, self.options, self.settings.seats, self.round_index, self.state, rec
+            self.settings.table, self.game, self.options, self.settings.seats, len(self.rounds), self.state, rec
         )
         self.ledger = RoundLedger(start)
         self.rec = rec
@@ -312,7 +314,10 @@ class TableSession:
         self._fork(chain[msg.seq], msg)
 
     def _hold_future(self, sender: int | None, author: int, msg: SignedMessage, size: int) -> None:
-        if self._future_bytes + size > MAX_FUTURE_BYTES:
+        """A message of the next round, kept until this seat gets there (P-6.6: per author, within
+        MAX_FUTURE_BYTES, and only a chain's first MAX_HELD places)."""
+        size = len(msg.to_wire())
+        if self._future_bytes[author] + size > MAX_FUTURE_BYTES or msg.seq >= MAX_HELD:
             return
         try:
             msg.verify(self.settings.seats[author])
@@ -320,7 +325,7 @@ class TableSession:
             self._out.append(Refused(sender, exc.rule, exc.message))
             return
         self._future.setdefault(msg.round, []).append((sender, msg))
-        self._future_bytes += size
+        self._future_bytes[author] += size
         self.last_kept = True
 
     def _accept(self, author: int, msg: SignedMessage, size: int) -> None:
@@ -877,11 +882,10 @@ class TableSession:
             self._void("the audit exposed a seat")
             return
         if audit.complete and not self.convictions and audit.record is not None and not ledger.faults:
-            if ledger.stopped:
-                pass  # a round whose play had ended stands, stop or not
+            # A round whose play had ended stands, stop or not.
             self.rounds.append(audit.record)
             self.state = audit.state
-            self._out.append(RoundConfirmed(self.round_index - 1, self.game.round_report(audit.state)))
+            self._out.append(RoundConfirmed(self.round_index, self.game.round_report(audit.state)))
             if self.game.expected(audit.state).phase == "over":
                 self.complete = True
                 self._ending = True
@@ -901,8 +905,8 @@ class TableSession:
         self._ending = True
 
     def _next_round(self) -> None:
-        future = self._future.pop(self.round_index, [])
-        self._future_bytes = 0
+        future = self._future.pop(self.round_index + 1, [])
+        self._future_bytes = [0] * self.n
         self._begin_round()
         for _, msg in future:
             self._accept(self.seat_of[msg.author], msg, 0)
@@ -1031,7 +1035,7 @@ class TableSession:
 
     # -- what the table waits for --------------------------------------------------------------------
     def _owed(self) -> tuple[Owed, ...]:
-        owed = list(self.ledger.owed_now())
+        owed = list(self.ledger.owed_now(self.me))
         if self.ledger.dealt or len(self.ledger.locks) == self.n:
             for sender in range(self.n):
                 if sender == self.me or sender in self.left:
