@@ -530,7 +530,7 @@ class RoundLedger:
         if set(wire) != {"pos", "keys"}:
             raise _Refuse("P-4.3", "a card must be exactly a deck position with every seat's key")
         position = wire.get("pos")
-        if position in self.used:
+        if isinstance(position, int) and position in self.used:
             raise _Refuse("P-4.3", f"position {str(position)[:12]} was already played")
         code = self.open_hand_card(seat, position, wire.get("keys"), "P-4.3")
         if code is None:

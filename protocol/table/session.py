@@ -305,6 +305,18 @@ class TableSession:
         ledger = self.prev_ledger
         assert ledger is not None
         chain = ledger.chains[author]
+        if msg.seq == len(chain) and msg.kind in ("end", "stop", "leave", "wait", "secrets"):
+            # A note of a seat still ending that round (it voided the round this seat confirmed): taken
+            # there, for the end signatures every present seat must agree on (P-5.8).
+            if msg.prev == (chain[-1].digest() if chain else "0" * 64) and len(chain) < MAX_ROUND_MESSAGES:
+                try:
+                    msg.verify(self.settings.seats[author])
+                except ProtocolError:
+                    return
+                ledger.add(author, msg)
+                ledger.advance()
+                self.last_kept = True
+            return
         if msg.seq >= len(chain) or chain[msg.seq].digest() == msg.digest():
             return
         try:
@@ -949,9 +961,24 @@ class TableSession:
         if digest != self._sent_end:
             self._sent_end = digest
             self._publish("end", {"record": digest})
-        if not self.finished and all(self.ledger.ends.get(s) == digest for s in self.present()):
+        ends = self.ends()
+        if not self.finished and all(ends.get(s) == digest for s in self.present()):
             self.finished = True
             self._out.append(Finished(self.record_json(), self.complete))
+
+    def ends(self) -> dict[int, str]:
+        """Each seat's latest end signature, whichever round its chain signed it in: seats that voided
+        a round apart (a proof about a round one of them had confirmed) sign their ends in different
+        rounds (P-5.8). The round before, this one, and the next one held here."""
+        out: dict[int, str] = {}
+        if self.prev_ledger is not None:
+            out.update(self.prev_ledger.ends)
+        out.update(self.ledger.ends)
+        for _, msg in self._future.get(self.round_index + 1, []):
+            digest = msg.body.get("record")
+            if msg.kind == "end" and isinstance(digest, str):
+                out[self.seat_of[msg.author]] = digest
+        return out
 
     # -- the record --------------------------------------------------------------------------------
     def record(self) -> GameRecord:
@@ -1095,6 +1122,15 @@ class TableSession:
         if self.my_state not in (None, False):
             return self.my_state
         return self.ledger.state if self.ledger.state is not None else self.state
+
+    def kept(self) -> dict[str, list[int]]:
+        """What other seats have made this seat keep beyond the round's chains, per seat (P-6.6):
+        messages held past a gap, bytes of next-round messages, proofs waiting for their messages."""
+        return {
+            "held": [len(chain.held) for chain in self.public],
+            "future_bytes": list(self._future_bytes),
+            "pending_proofs": [sum(1 for sender, _ in self._pending_proofs if sender == s) for s in range(self.n)],
+        }
 
     def late_cards(self) -> tuple[str, ...] | None:
         """S-8.3: the late trump card(s), once every seat's keys opened them."""
