@@ -180,7 +180,7 @@ class RoundLedger:
         self.fault: Fault | None = None  # the first message refused
         self.faults: list[Fault] = []
         self.refused: list[tuple[int, int]] = []  # (seat, seq) of every message refused
-        # Seats a fork proof exposed this round: the round is over, and its notes and secrets are taken
+        # Seats a proof exposed this round: the round is over, and its notes and secrets are taken
         # whatever version of their chain a history names (only liveness: nothing convicts on it).
         self.forked: set[int] = set()
         self.peek_counts: list[dict[tuple[int, int], int]] = []  # per point: (target, peeker) -> peeks granted
@@ -324,7 +324,7 @@ class RoundLedger:
         if msg.kind == "secrets":
             if not (self._stopped_in(history) or self._ended_in(history)):
                 raise _Refuse("P-5.3", "secrets published before the round ended or was stopped")
-            self._on_secrets(seat, msg)
+            self._on_secrets(seat, msg, history)
             return
         if self._stopped_in(history):
             raise _Refuse("P-5.5", "a step made after the round was stopped")
@@ -622,12 +622,12 @@ class RoundLedger:
         for mover in sorted(cards):
             self._apply(mover, {"seat": mover, hidden.kind: cards[mover]})
 
-    def _on_secrets(self, seat: int, msg: SignedMessage) -> None:
+    def _on_secrets(self, seat: int, msg: SignedMessage, history: History) -> None:
         if seat in self.secrets:
             raise _Refuse("P-5.3", "a second set of secrets")
         body_fields(msg.body, frozenset({"secrets", "openings"}), seat, "secrets")
         seat_secrets = None
-        if len(self.locks) == self.n:
+        if self._reaches_open(history):  # deck secrets exactly when its history holds every lock pass
             assert self.ctx is not None
             seat_secrets = SeatSecrets.from_json(self.ctx, seat, msg.body.get("secrets"))
         elif msg.body.get("secrets") is not None:
@@ -640,8 +640,8 @@ class RoundLedger:
             if STEP_KEY.fullmatch(key) is None:
                 raise _Refuse("P-5.3", f"an opening for point {key[:20]!r}")
             openings[int(key)] = read_opening(item, seat)
+        # Not a step of the round's order (secrets come beside the last steps), so no point's start counts it.
         self.secrets[seat] = (seat_secrets, openings, msg.seq)
-        self.step_upto[seat] = msg.seq + 1
         if len(self.secrets) == self.n:
             self.audit = run_audit(self)
 

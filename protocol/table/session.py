@@ -56,6 +56,7 @@ from protocol.table.messages import (
     PRIVATE_KINDS,
     PROTOCOL_VERSION,
     SEED_TAG,
+    STEP_KINDS,
     History,
     private_channel,
     record_digest,
@@ -197,8 +198,7 @@ class TableSession:
         self.openings: dict[int, Opening] = {}  # point -> opening of this seat's hidden choice there
         self.choices: dict[int, JSONObject] = {}  # point -> the move this seat chose there
         self.peeks_answered: dict[int, int] = {}
-        self.peek_cards: dict[int, str] = {}
-        self.peek_answers: dict[int, int] = {}  # target -> how many of its answers to this seat's peeks came
+        self.peek_answers: dict[int, int] = {}  # target -> peek answers from it judged here (S-6.4)
         self.private_fault = False
         self.told_moves = 0
         self.told_stops = 0
@@ -415,9 +415,8 @@ class TableSession:
         if conviction.seat in self.convictions:
             return
         self.convictions[conviction.seat] = conviction
-        if conviction.kind == "fork":
-            self.ledger.forked.add(conviction.seat)
-        if round_of < len(self.rounds):
+        self.ledger.forked.add(conviction.seat)  # the round is over: its notes need not wait on this seat's chain
+        if round_of < len(self.rounds) and not self.finished and _about_steps(proof):
             self._unconfirm(round_of)
         self.proofs.append(proof)
         self.exposed_here.add(conviction.seat)
@@ -442,12 +441,14 @@ class TableSession:
         key = "history" if proof.get("kind") == "refused" else "messages"
         items = proof.get(key)
         assert isinstance(items, list)
-        accused = proof.get("seat")
+        # Whole: the accused's own messages and those of every seat a fork exposed, of which another
+        # seat may hold another version; the rest by place and digest.
+        whole = {proof.get("seat")} | {s for s, c in self.convictions.items() if c.kind == "fork"}
         refs: list[object] = []
         for item in items:
             msg = SignedMessage.from_json(item)
             seat = self.seat_of[msg.author]
-            refs.append(item if seat == accused else [seat, msg.seq, msg.digest()])
+            refs.append(item if seat in whole else [seat, msg.seq, msg.digest()])
         return {**proof, key: refs}
 
     def _proof_received(self, sender: int | None, raw: object) -> None:
@@ -606,7 +607,6 @@ class TableSession:
                 elif verdict == "no card":
                     self._audit_stop("a peeked prediction opens to no card: a pass replaced it")
                 elif isinstance(verdict, str):
-                    self.peek_cards[sender] = verdict
                     self.peek_answers[sender] = self.peek_answers.get(sender, 0) + 1
                     self._out.append(PeekResult(sender, verdict))
 
@@ -832,7 +832,7 @@ class TableSession:
         if self.applied < len(ledger.log):
             return ()
         for (target, peeker), count in ledger.peek_counts[-1].items():  # S-6.4: the peek's answer first
-            if peeker == self.me and count > self.peek_answers.get(target, 0):  # two peeks at one seat: two answers
+            if peeker == self.me and count > self.peek_answers.get(target, 0):
                 return ()
         return tuple(self.game.legal_moves(self.my_state, self.me))
 
@@ -927,13 +927,10 @@ class TableSession:
         return sha256_hex(canonical(self.summary()))
 
     def summary(self) -> JSONObject:
-        """What every present seat signs at the end (P-5.8): the confirmed rounds and who was exposed."""
-        return {
-            "table": self.settings.table,
-            "rounds": rounds_json(self.rounds),
-            "exposed": sorted(self.convictions),
-            "complete": self.complete,
-        }
+        """What every present seat signs at the end (P-5.8): the confirmed rounds and whether the game
+        reached its end. Exposures stand beside it in the record, each with its proof: a proof may come
+        after a seat finished (a fork of the very end), and it changes no confirmed round then."""
+        return {"table": self.settings.table, "rounds": rounds_json(self.rounds), "complete": self.complete}
 
     def present(self) -> tuple[int, ...]:
         """Seats that sign the end: in the plan, not left, not exposed, not stopped for their secrets."""
@@ -1186,3 +1183,13 @@ def _canonical_fork(proof: JSONObject) -> JSONObject:
     if first.seq == second.seq and second.digest() < first.digest():
         return {"kind": "fork", "first": second.to_json(), "second": first.to_json()}
     return proof
+
+
+def _about_steps(proof: JSONObject) -> bool:
+    """Whether a proof's fault lies in what a round's audit replayed (its steps and secrets): only such
+    a fault can undo a confirmed round; a fork of a note after it (an end signature) changes nothing."""
+    if proof.get("kind") == "audit":
+        return True
+    held = proof.get("first") if proof.get("kind") == "fork" else proof.get("message")
+    kind = held.get("kind") if isinstance(held, dict) else None
+    return kind in STEP_KINDS
