@@ -14,9 +14,11 @@ from protocol.encoding import canonical, decode
 from protocol.errors import ProtocolError
 from protocol.signed import SignedMessage, sign_message
 from protocol.table import (
+    Dealt,
     Exposed,
     Finished,
     Leave,
+    PeekResult,
     Plan,
     Received,
     RoundConfirmed,
@@ -233,3 +235,22 @@ def test_a_record_with_proofs_checks_again_offline() -> None:
     assert Plan(TABLE, get_game("sixes"), get_game("sixes").options_from_json({}), ()).table == TABLE
     assert names == ("P0", "P1", "P2", "P3") and all(r.error is None for r in results)
     assert any(isinstance(e, Finished) for e in table.events[0])
+
+
+def test_two_peeks_at_one_seat_in_a_round_both_answered_and_the_peeker_plays_on() -> None:
+    """S-6.4: a seat may peek twice at the same seat in one round; after each answer it moves on (a
+    second peek at one target once left the peeker with no move, and the table waited for good)."""
+    table = make_table("sixth-sense", 2, {}, seed=30)
+    table.run()
+    twice = False
+    for seat in range(2):
+        per_round: dict[tuple[int, int], int] = {}
+        round_no = -1
+        for event in table.events[seat]:
+            if isinstance(event, Dealt):
+                round_no = event.round
+            elif isinstance(event, PeekResult):
+                per_round[(round_no, event.target)] = per_round.get((round_no, event.target), 0) + 1
+        twice |= any(count >= 2 for count in per_round.values())
+    assert twice, "this seed no longer peeks twice at one seat: choose another"
+    assert all(s.finished and s.complete for s in table.sessions), [s.phase for s in table.sessions]
