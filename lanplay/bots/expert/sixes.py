@@ -169,6 +169,7 @@ class SixesSearcher:
         return moves
 
     def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        self._base_chips = view.chips  # every world of this decision starts with them
         self.heuristic.rng = rng
         return self.heuristic.choose(SIXES, view, seat)
 
