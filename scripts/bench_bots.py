@@ -13,14 +13,17 @@ the same cards. The comparisons:
 * 6 nimmt!: expert vs 3 heuristic (references: the heuristic, and `mcs-200`: a plain Monte Carlo
   bot written here, below); normal vs 3 easy.
 * Sixes: expert vs 4 heuristic and vs 4 random (reference: heuristic); normal vs 4 easy
-  (reference: easy). A Sixes round is scored in chips: the pot to the seat that went out, minus the
-  chips each seat paid for passing (X-2.4, X-2.5), from 10 chips each (X-1.4).
+  (reference: easy).
+* In every game, normal vs the heuristic players (reference: heuristic): how hard it is to beat.
+
+A Sixes round is scored in chips: the pot to the seat that went out, minus the chips each seat
+paid for passing (X-2.4, X-2.5), from 10 chips each (X-1.4).
 
 The decision times are those of the subject's decisions with more than one legal move, with
 `--workers` rounds played side by side (a table's peers run beside each other on one laptop).
 
 Usage: .venv/bin/python scripts/bench_bots.py [--quick] [--rounds N] [--budget 0.25] [--workers 2]
-[--games ...] [--only SUBJECT ...]
+[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...]
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ MATCHES = (
     Match("sixes", "expert", "heuristic", ("heuristic",), 5000, 150),
     Match("sixes", "expert", "random", ("heuristic",), 1000, 60),
     Match("sixes", "normal", "easy", ("easy",), 1000, 60),
+    # how hard normal is to beat: against the heuristic players, the heuristic in its seat
+    Match("sixth-sense", "normal", "heuristic", ("heuristic",), 300, 8),
+    Match("take6", "normal", "heuristic", ("heuristic",), 300, 8),
+    Match("sixes", "normal", "heuristic", ("heuristic",), 1000, 30),
 )
 
 
@@ -319,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", nargs="+", choices=GAMES, default=list(GAMES))
     parser.add_argument("--only", nargs="+", choices=("expert", "normal"), default=["expert", "normal"],
                         help="the levels measured (default both)")
+    parser.add_argument("--against", nargs="+", choices=("heuristic", "random", "easy"),
+                        default=["heuristic", "random", "easy"], help="the opponents (default all)")
     args = parser.parse_args(argv)
     if args.rounds is not None and args.rounds < 2:
         parser.error("--rounds must be at least 2 (a confidence interval needs them)")
@@ -327,7 +336,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     started = time.perf_counter()
-    chosen = [i for i, m in enumerate(MATCHES) if m.game in args.games and m.subject in args.only]
+    chosen = [
+        i for i, m in enumerate(MATCHES) if m.game in args.games and m.subject in args.only and m.others in args.against
+    ]
     rounds = {i: args.rounds or (MATCHES[i].quick if args.quick else MATCHES[i].rounds) for i in chosen}
     jobs = [(i, index, args.budget) for i in chosen for index in range(rounds[i])]
     times: dict[str, list[float]] = {"expert": [], "normal": []}
