@@ -108,12 +108,19 @@ def on_table(columns: Columns, card: Card) -> bool:
 def cards_beyond(card: Card) -> tuple[Card, ...]:
     """The cards of `card`'s suit that can only be played after it, nearest first, in the direction(s)
     it extends its column: below for A–5, above for 7–K, both (lower side first) for the 6."""
+    return _BEYOND[card]
+
+
+def _compute_cards_beyond(card: Card) -> tuple[Card, ...]:
     suit, rank = SUIT_OF[card], RANK_OF[card]
     below = tuple(card_at(suit, r) for r in range(rank - 1, -1, -1))
     above = tuple(card_at(suit, r) for r in range(rank + 1, len(RANKS)))
     if rank == SIX:
         return below + above
     return below if rank < SIX else above
+
+
+_BEYOND: dict[Card, tuple[Card, ...]] = {card: _compute_cards_beyond(card) for card in DECK}
 
 
 def extend_column(columns: Columns, card: Card) -> Columns:

@@ -98,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--option", action="append", default=[], metavar="KEY=VALUE",
         help="a table option, repeatable, e.g. --option target=20 (the keys of each game are listed below)",
     )  # fmt: skip
-    play.add_argument("--bot-kind", choices=BOT_KINDS, default="heuristic",
-                      help="how the bots play: random (easy), heuristic (normal), expert (default: heuristic)")
+    play.add_argument("--bot-kind", choices=BOT_KINDS, default="normal",
+                      help="how the bots play: easy, normal or expert (default: normal); random is easy, "
+                      "heuristic the rule-of-thumb player without search")
     add_budget_argument(play)
     play.add_argument(
         "--record", type=Path,

@@ -75,7 +75,8 @@ def add_network_commands(sub: Any) -> None:
     where.add_argument("--table", metavar="ID", help="the advertised table id to join")
     where.add_argument("--host", action="store_true", help="host a table instead of joining one")
     bot.add_argument("--seats", type=int, default=4, help="with --host: seats at the table")
-    bot.add_argument("--kind", choices=BOT_KINDS, default="heuristic", help="random (easy), heuristic, expert")
+    bot.add_argument("--kind", choices=BOT_KINDS, default="normal",
+                     help="easy, normal (default) or expert; random is easy, heuristic the plain rule-of-thumb player")
     add_budget_argument(bot)
     _option_argument(bot)
     bot.add_argument(

@@ -1,11 +1,29 @@
-"""Expert bot benchmark: the expert against heuristic bots in every game, and its decision time.
+"""Bot benchmark: every level against its opponents in every game, duplicate, and decision times.
 
-One JSON line per figure, each with its 95 % confidence interval (`ci95`), the rounds it rests
-on and the goal of issue 12. Every round is a fresh deal drawn from a seed of its own index, so
-the expert table and the all-heuristic baseline play the same deals; the expert's seat rotates
-with the round index so no seat's position favours it.
+One JSON line per figure: `metric`, `value`, `unit`, the 95 % interval `ci_low`/`ci_high`, the
+rounds it rests on (`n`) and, where issue 32 sets one, its `goal` and whether it is `met`.
 
-Usage: .venv/bin/python scripts/bench_bots.py [--rounds 300] [--budget 0.25] [--workers 2] [--games ...]
+Every comparison is **duplicate**: round i is one deal (drawn from a seed of its own index), played
+by the bot measured (the subject) in a seat that rotates with i, the other seats by their bots
+(seeded by i and the seat, so the same at every table), then again with a reference bot in the
+subject's seat and everything else the same. A difference of the two is the seats' difference on
+the same cards. The comparisons:
+
+* 6th Sense: expert vs 3 heuristic (reference: heuristic); normal vs 3 easy (reference: easy).
+* 6 nimmt!: expert vs 3 heuristic (references: the heuristic, and `mcs-200`: a plain Monte Carlo
+  bot written here, below); normal vs 3 easy.
+* Sixes: expert vs 4 heuristic and vs 4 random (reference: heuristic); normal vs 4 easy
+  (reference: easy).
+* In every game, normal vs the heuristic players (reference: heuristic): how hard it is to beat.
+
+A Sixes round is scored in chips: the pot to the seat that went out, minus the chips each seat
+paid for passing (X-2.4, X-2.5), from 10 chips each (X-1.4).
+
+The decision times are those of the subject's decisions with more than one legal move, with
+`--workers` rounds played side by side (a table's peers run beside each other on one laptop).
+
+Usage: .venv/bin/python scripts/bench_bots.py [--quick] [--rounds N] [--budget 0.25] [--workers 2]
+[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...]
 """
 
 from __future__ import annotations
@@ -23,96 +41,154 @@ from typing import Any
 
 from engine.games import get_game
 from engine.playout import shuffled_deal
-from lanplay.bots import Bot, make_bot
+from engine.take6 import TAKE6
+from lanplay.bots import NORMAL_BUDGET, Bot, make_bot
 from lanplay.bots.expert import DEFAULT_BUDGET, ExpertBot
+from lanplay.bots.expert.take6 import Take6Searcher
 
 PLAYERS = {"sixth-sense": 4, "take6": 4, "sixes": 5}
 GAMES = tuple(PLAYERS)
 BOOTSTRAP = 2000
+MCS_PLAYOUTS = 200
+
+
+@dataclass(frozen=True)
+class Match:
+    """One comparison: `subject` in the rotating seat, `others` everywhere else, and each of
+    `references` in the subject's seat on the same deals."""
+
+    game: str
+    subject: str
+    others: str
+    references: tuple[str, ...]
+    rounds: int  # a full run's rounds
+    quick: int  # --quick's rounds
+
+
+MATCHES = (
+    Match("sixth-sense", "expert", "heuristic", ("heuristic",), 400, 16),
+    Match("sixth-sense", "normal", "easy", ("easy",), 300, 16),
+    Match("take6", "expert", "heuristic", ("heuristic", "mcs-200"), 300, 8),
+    Match("take6", "normal", "easy", (), 300, 16),
+    Match("sixes", "expert", "heuristic", ("heuristic",), 5000, 150),
+    Match("sixes", "expert", "random", ("heuristic",), 1000, 60),
+    Match("sixes", "normal", "easy", ("easy",), 1000, 60),
+    # how hard normal is to beat: against the heuristic players, the heuristic in its seat
+    Match("sixth-sense", "normal", "heuristic", ("heuristic",), 300, 8),
+    Match("take6", "normal", "heuristic", ("heuristic",), 300, 8),
+    Match("sixes", "normal", "heuristic", ("heuristic",), 1000, 30),
+)
+
+
+class RandomPlayoutSearcher(Take6Searcher):
+    """`mcs-200`'s search: every legal move, hidden cards dealt uniformly from the unseen ones, the
+    other seats' hidden choices and the rest of the round played by uniformly random legal moves
+    (every seat, this one too), the fewest bullheads chosen. No heuristic anywhere."""
+
+    confidence = 0.0
+
+    def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
+        return moves
+
+    def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        return TAKE6.legal_moves(view, seat)[0]
+
+    def policy(self, state: Any, seat: int, rng: random.Random) -> Any:
+        legal = TAKE6.legal_moves(state, seat)
+        return legal[int(rng.random() * len(legal))]
+
+
+def build(game_id: str, kind: str, seed: int, budget: float) -> Bot:
+    if kind == "mcs-200":
+        bot = ExpertBot(game_id, seed, samples=MCS_PLAYOUTS)
+        bot.searcher = RandomPlayoutSearcher()
+        return bot
+    return make_bot(game_id, kind, seed, budget if kind == "expert" else None)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One round's end, per seat: `score` (6th Sense points, 6 nimmt! bullheads, Sixes net chips),
+    `hits` (6th Sense), `winner` (Sixes)."""
+
+    score: tuple[float, ...]
+    hits: tuple[bool, ...]
+    winner: int | None
 
 
 @dataclass(frozen=True)
 class RoundResult:
-    game: str
+    match: int
     index: int
-    expert_seat: int
-    # per seat: 6th Sense points, 6 nimmt! bullheads, Sixes 1 for the winner; with all-heuristic baseline
-    expert_table: tuple[float, ...]
-    baseline_table: tuple[float, ...]
-    expert_hit: bool  # 6th Sense: the expert's seat hit its prediction
-    baseline_hit: bool  # 6th Sense: the heuristic in the same seat and deal did
-    heuristic_hits: int  # 6th Sense: hits of the heuristic seats at the expert's table
-    decision_times: tuple[float, ...]  # the expert's decisions with more than one legal move
+    seat: int
+    subject: Table
+    references: tuple[Table, ...]
+    decision_times: tuple[float, ...]
 
 
-def emit(metric: str, value: float, unit: str, ci: tuple[float, float] | None, rounds: int, **extra: Any) -> None:
+def emit(metric: str, value: float, unit: str, ci: tuple[float, float] | None, n: int, **extra: Any) -> None:
     line: dict[str, Any] = {"metric": metric, "value": round(value, 4), "unit": unit}
     if ci is not None:
-        line["ci95"] = [round(ci[0], 4), round(ci[1], 4)]
-    line["rounds"] = rounds
+        line["ci_low"], line["ci_high"] = round(ci[0], 4), round(ci[1], 4)
+    line["n"] = n
     line.update(extra)
     print(json.dumps(line), flush=True)
 
 
-def play_round(game_id: str, index: int, bots: dict[int, Bot], expert_seat: int | None) -> tuple[Any, list[float]]:
+def play_round(game_id: str, index: int, bots: dict[int, Bot], timed: int | None) -> tuple[Table, list[float]]:
     game = get_game(game_id)
     players = PLAYERS[game_id]
     rng = random.Random(f"bench-bots {game_id} {index}")  # the same deal for every table
     state = game.new_game(players, game.options_from_json({}))
     state = game.start_round(state, shuffled_deal(game, state, rng))
+    start = state
     times: list[float] = []
     while True:
         expected = game.expected(state)
         if expected.phase != "move":
-            return state, times
+            return outcome(game_id, start, state), times
         moves = []
         for seat in expected.seats:
             view = game.view(state, seat)
             began = time.perf_counter()
             moves.append(bots[seat].choose(game, view, seat))
             spent = time.perf_counter() - began
-            if seat == expert_seat and len(game.legal_moves(view, seat)) > 1:
+            if seat == timed and len(game.legal_moves(view, seat)) > 1:
                 times.append(spent)
         for move in moves:
             state = game.apply(state, move)
 
 
-def outcome(game_id: str, state: Any) -> tuple[float, ...]:
+def outcome(game_id: str, start: Any, state: Any) -> Table:
     if game_id == "sixth-sense":
-        return tuple(float(p) for p in state.round.points)
+        from engine.sixth_sense import round_score
+
+        r = state.round
+        # a hit is a distance of 0, which the beginner table scores 6 (S-8.1)
+        hits = tuple(round_score(p, t, beginner=True) == 6 for p, t in zip(r.predictions, r.tricks, strict=True))
+        return Table(tuple(float(p) for p in r.points), hits, None)
     if game_id == "take6":
-        return tuple(float(p) for p in state.penalty)
-    winner = state.round.winner
-    return tuple(1.0 if seat == winner else 0.0 for seat in range(state.players))
+        return Table(tuple(float(p) for p in state.penalty), (), None)
+    return Table(tuple(float(c - b) for c, b in zip(state.chips, start.chips, strict=True)), (), state.round.winner)
 
 
-def hits(state: Any) -> list[bool]:
-    from engine.sixth_sense import round_score
-
-    r = state.round
-    # a hit is a distance of 0, which the beginner table scores 6 (S-8.1)
-    return [round_score(p, t, beginner=True) == 6 for p, t in zip(r.predictions, r.tricks, strict=True)]
-
-
-def run_round(job: tuple[str, int, float]) -> RoundResult:
-    game_id, index, budget = job
+def run_round(job: tuple[int, int, float]) -> RoundResult:
+    match_index, index, budget = job
+    match = MATCHES[match_index]
+    game_id = match.game
     players = PLAYERS[game_id]
     seat = index % players
-    def heuristic_table() -> dict[int, Bot]:  # fresh bots per table: their random numbers are their own
-        return {s: make_bot(game_id, "heuristic", 1000 * index + s) for s in range(players)}
 
-    baseline_bots = heuristic_table()
-    expert_bots = heuristic_table()
-    expert_bots[seat] = ExpertBot(game_id, seed=7_000_000 + index, budget=budget)
-    expert_state, times = play_round(game_id, index, expert_bots, seat)
-    baseline_state, _ = play_round(game_id, index, baseline_bots, None)
-    expert_hits = hits(expert_state) if game_id == "sixth-sense" else [False] * players
-    baseline_hits = hits(baseline_state) if game_id == "sixth-sense" else [False] * players
-    return RoundResult(
-        game_id, index, seat, outcome(game_id, expert_state), outcome(game_id, baseline_state),
-        expert_hits[seat], baseline_hits[seat], sum(h for s, h in enumerate(expert_hits) if s != seat),
-        tuple(times),
+    def table(kind: str, seed: int) -> dict[int, Bot]:  # fresh bots per table: their random numbers are their own
+        bots = {s: build(game_id, match.others, 1000 * index + s, budget) for s in range(players)}
+        bots[seat] = build(game_id, kind, seed, budget)
+        return bots
+
+    subject, times = play_round(game_id, index, table(match.subject, 7_000_000 + index), seat)
+    references = tuple(
+        play_round(game_id, index, table(kind, 1000 * index + seat), None)[0] for kind in match.references
     )
+    return RoundResult(match_index, index, seat, subject, references, tuple(times))
 
 
 def mean(values: Sequence[float]) -> float:
@@ -151,89 +227,134 @@ def bootstrap_ci(rows: Sequence[Any], statistic: Any, seed: int = 1) -> tuple[fl
 
 def p95(times: Sequence[float]) -> float:
     ordered = sorted(times)
-    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)] if ordered else math.nan
 
 
 def p95_ci(times: Sequence[float]) -> tuple[float, float]:
     """Distribution-free 95 % interval of the 95th percentile: order statistics around rank 0.95 n."""
     ordered = sorted(times)
     n = len(ordered)
+    if not n:
+        return (math.nan, math.nan)
     half = 1.96 * math.sqrt(n * 0.95 * 0.05)
     low = max(0, math.floor(0.95 * n - half) - 1)
     high = min(n - 1, math.ceil(0.95 * n + half) - 1)
     return (ordered[low], ordered[high])
 
 
-def report(game_id: str, results: list[RoundResult]) -> list[float]:
-    n = len(results)
-    players = PLAYERS[game_id]
-    if game_id == "sixth-sense":
-        expert_hits = sum(r.expert_hit for r in results)
-        emit("sixth-sense expert hit rate vs 3 heuristic", expert_hits / n, "rate", proportion_ci(expert_hits, n), n,
-             goal=">= 0.45", met=expert_hits / n >= 0.45)
-        base = sum(r.baseline_hit for r in results)
-        emit("sixth-sense heuristic hit rate vs 3 heuristic (same deals and seats)", base / n, "rate",
-             proportion_ci(base, n), n)
-        other = sum(r.heuristic_hits for r in results)
-        emit("sixth-sense heuristic hit rate at the expert's tables", other / (n * (players - 1)), "rate",
-             proportion_ci(other, n * (players - 1)), n)
-        base_points = [r.baseline_table[r.expert_seat] for r in results]
-        emit("sixth-sense heuristic mean points per round (same deals and seats)", mean(base_points), "points",
-             mean_ci(base_points), n)
-        points = [r.expert_table[r.expert_seat] for r in results]
-        emit("sixth-sense expert mean points per round", mean(points), "points", mean_ci(points), n)
-        heuristic = [mean([p for s, p in enumerate(r.expert_table) if s != r.expert_seat]) for r in results]
-        emit("sixth-sense heuristic mean points per round (same games)", mean(heuristic), "points",
-             mean_ci(heuristic), n)
-    elif game_id == "take6":
+def seat_ratio(rows: Sequence[RoundResult]) -> float:
+    """The subject's bullheads over the mean of the other seats' at its tables."""
+    mine = sum(r.subject.score[r.seat] for r in rows)
+    others = sum((sum(r.subject.score) - r.subject.score[r.seat]) / (len(r.subject.score) - 1) for r in rows)
+    return mine / others if others else math.nan
 
-        def ratio(rows: Sequence[RoundResult]) -> float:
-            expert = sum(r.expert_table[r.expert_seat] for r in rows)
-            others = sum(sum(r.expert_table) - r.expert_table[r.expert_seat] for r in rows) / (players - 1)
-            return expert / others if others else math.nan
 
-        value = ratio(results)
-        emit("take6 expert/heuristic bullheads ratio", value, "ratio", bootstrap_ci(results, ratio), n,
-             goal="<= 0.75", met=value <= 0.75)
-        expert = [r.expert_table[r.expert_seat] for r in results]
-        emit("take6 expert mean bullheads per round", mean(expert), "bullheads", mean_ci(expert), n)
-        base = [r.baseline_table[r.expert_seat] for r in results]
-        emit("take6 heuristic mean bullheads per round (same deals and seats)", mean(base), "bullheads",
-             mean_ci(base), n)
+def share(rows: Sequence[RoundResult], which: int | None) -> tuple[int, int]:
+    """(rounds won by the subject's seat, rounds): `which` None for the subject, else a reference."""
+    won = sum((r.subject if which is None else r.references[which]).winner == r.seat for r in rows)
+    return won, len(rows)
+
+
+def report(match: Match, rows: list[RoundResult]) -> None:
+    n = len(rows)
+    g, s, o = match.game, match.subject, match.others
+    seat_of = {"sixth-sense": 3, "take6": 3, "sixes": 4}[g]
+    if g == "sixth-sense":
+        hits = sum(r.subject.hits[r.seat] for r in rows)
+        ref_hits = sum(r.references[0].hits[r.seat] for r in rows)
+        ref = match.references[0]
+        goal: dict[str, Any] = {}
+        if s == "expert":
+            goal = {"goal": ">= 0.55", "met": hits / n >= 0.55}
+        else:
+            low = proportion_ci(hits, n)[0]
+            goal = {"goal": f"ci_low above {ref}'s hit rate", "met": low > ref_hits / n}
+        emit(f"sixth-sense {s} hit rate vs {seat_of} {o}", hits / n, "rate", proportion_ci(hits, n), n, **goal)
+        emit(f"sixth-sense {ref} hit rate vs {seat_of} {o} (same deals and seats)", ref_hits / n, "rate",
+             proportion_ci(ref_hits, n), n)
+        diff = [r.subject.score[r.seat] - r.references[0].score[r.seat] for r in rows]
+        emit(f"sixth-sense {s} minus {ref} points per round (duplicate)", mean(diff), "points", mean_ci(diff), n)
+    elif g == "take6":
+        value = seat_ratio(rows)
+        if s == "expert":
+            emit("take6 expert/heuristic bullheads ratio", value, "ratio", bootstrap_ci(rows, seat_ratio), n,
+                 goal="<= 0.70", met=value <= 0.70)
+        else:
+            ci = bootstrap_ci(rows, seat_ratio)
+            emit(f"take6 {s}/{o} bullheads ratio", value, "ratio", ci, n, goal="ci_high < 1 (parity)",
+                 met=ci[1] < 1)
+        mine = [r.subject.score[r.seat] for r in rows]
+        emit(f"take6 {s} mean bullheads per round vs {seat_of} {o}", mean(mine), "bullheads", mean_ci(mine), n)
+        for i, ref in enumerate(match.references):
+            theirs = [r.references[i].score[r.seat] for r in rows]
+            emit(f"take6 {ref} mean bullheads per round vs {seat_of} {o} (same deals and seats)", mean(theirs),
+                 "bullheads", mean_ci(theirs), n)
+            diff = [a - b for a, b in zip(mine, theirs, strict=True)]
+            ci = mean_ci(diff)
+            extra: dict[str, Any] = {"goal": "ci_high < 0", "met": ci[1] < 0} if ref == "mcs-200" else {}
+            emit(f"take6 {s} minus {ref} bullheads per round (duplicate)", mean(diff), "bullheads", ci, n, **extra)
     else:
-        won = sum(int(r.expert_table[r.expert_seat]) for r in results)
-        emit("sixes expert share of rounds won vs 4 heuristic", won / n, "share", proportion_ci(won, n), n,
-             goal=">= 0.30", met=won / n >= 0.30)
-        base = sum(int(r.baseline_table[r.expert_seat]) for r in results)
-        emit("sixes heuristic share of rounds won vs 4 heuristic (same deals and seats)", base / n, "share",
-             proportion_ci(base, n), n)
-    return [t for r in results for t in r.decision_times]
+        won, _ = share(rows, None)
+        ci = proportion_ci(won, n)
+        if s == "expert" and o == "heuristic":
+            met = won / n >= 0.24 and ci[0] > 0.2 and n >= 5000
+            goal = {"goal": ">= 0.24 and ci_low > 0.20, n >= 5000", "met": met}
+        elif s == "expert":
+            goal = {"goal": ">= 0.40", "met": won / n >= 0.40}
+        else:
+            goal = {"goal": "ci_low > 0.20 (parity)", "met": ci[0] > 0.2}
+        emit(f"sixes {s} share of rounds won vs {seat_of} {o}", won / n, "share", ci, n, **goal)
+        for i, ref in enumerate(match.references):
+            ref_won, _ = share(rows, i)
+            emit(f"sixes {ref} share of rounds won vs {seat_of} {o} (same deals and seats)", ref_won / n, "share",
+                 proportion_ci(ref_won, n), n)
+        chips = [r.subject.score[r.seat] for r in rows]
+        ci = mean_ci(chips)
+        emit(f"sixes {s} net chips per round vs {seat_of} {o}", mean(chips), "chips", ci, n,
+             **({"goal": "ci_low > 0", "met": ci[0] > 0} if s == "expert" and o == "heuristic" else {}))
+        for i, ref in enumerate(match.references):
+            diff = [c - r.references[i].score[r.seat] for c, r in zip(chips, rows, strict=True)]
+            emit(f"sixes {s} minus {ref} net chips per round (duplicate)", mean(diff), "chips", mean_ci(diff), n)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=300, help="rounds per game (default 300)")
+    parser.add_argument("--quick", action="store_true", help="a few rounds of each comparison (a smoke test)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of every comparison (default: each its own)")
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="expert seconds per decision")
     parser.add_argument("--workers", type=int, default=2, help="rounds played side by side (default 2)")
     parser.add_argument("--games", nargs="+", choices=GAMES, default=list(GAMES))
+    parser.add_argument("--only", nargs="+", choices=("expert", "normal"), default=["expert", "normal"],
+                        help="the levels measured (default both)")
+    parser.add_argument("--against", nargs="+", choices=("heuristic", "random", "easy"),
+                        default=["heuristic", "random", "easy"], help="the opponents (default all)")
     args = parser.parse_args(argv)
-    if args.rounds < 2:
+    if args.rounds is not None and args.rounds < 2:
         parser.error("--rounds must be at least 2 (a confidence interval needs them)")
     if not 0 < args.budget <= 60:
         parser.error("--budget must be more than 0 and at most 60 seconds")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     started = time.perf_counter()
-    times: list[float] = []
+    chosen = [
+        i for i, m in enumerate(MATCHES) if m.game in args.games and m.subject in args.only and m.others in args.against
+    ]
+    rounds = {i: args.rounds or (MATCHES[i].quick if args.quick else MATCHES[i].rounds) for i in chosen}
+    jobs = [(i, index, args.budget) for i in chosen for index in range(rounds[i])]
+    times: dict[str, list[float]] = {"expert": [], "normal": []}
+    results: dict[int, list[RoundResult]] = {i: [] for i in chosen}
     with multiprocessing.Pool(args.workers) as pool:
-        for game_id in args.games:
-            jobs = [(game_id, index, args.budget) for index in range(args.rounds)]
-            results = sorted(pool.imap_unordered(run_round, jobs), key=lambda r: r.index)
-            times.extend(report(game_id, results))
-    value = p95(times)
-    emit("expert decision time p95", value, "s", p95_ci(times), args.rounds,
-         decisions=len(times), budget=args.budget, workers=args.workers, goal="<= 0.5", met=value <= 0.5)
-    emit("bench_bots wall time", time.perf_counter() - started, "s", None, args.rounds)
+        for result in pool.imap_unordered(run_round, jobs, chunksize=2):
+            results[result.match].append(result)
+            times[MATCHES[result.match].subject].extend(result.decision_times)
+    for i in chosen:
+        report(MATCHES[i], sorted(results[i], key=lambda r: r.index))
+    for level, limit, budget in (("expert", 0.5, args.budget), ("normal", 0.1, NORMAL_BUDGET)):
+        if times[level]:
+            value = p95(times[level])
+            emit(f"{level} decision time p95", value, "s", p95_ci(times[level]), len(times[level]),
+                 budget=budget, workers=args.workers, goal=f"<= {limit}", met=value <= limit)
+    emit("bench_bots wall time", time.perf_counter() - started, "s", None, len(jobs))
     return 0
 
 

@@ -28,8 +28,8 @@ from engine.sixth_sense import (
 )
 from engine.take6 import TAKE6, Take6Options, Take6State
 from engine.take6 import Play as Take6Play
-from lanplay.bots import BOT_KINDS, make_bot
-from lanplay.bots.expert import BUDGET_ENV, ExpertBot, budget_from_env, deal_hidden, searcher_for
+from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot, make_bot
+from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, ExpertBot, budget_from_env, deal_hidden, searcher_for
 from lanplay.bots.expert.sixes import choices_by_seat, log_likelihood
 
 AnyGame = Game[Any, Any, Any, Any]
@@ -174,7 +174,7 @@ def test_same_seed_and_view_same_move(game: AnyGame) -> None:
 
 
 def test_make_bot_offers_the_expert_and_reads_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert BOT_KINDS == ("random", "heuristic", "expert")
+    assert BOT_LEVELS == ("easy", "normal", "expert") and set(BOT_LEVELS) < set(BOT_KINDS)
     monkeypatch.setenv(BUDGET_ENV, "0.1")
     bot = make_bot("take6", "expert", 3)
     assert isinstance(bot, ExpertBot) and bot.name == "expert" and bot.budget == 0.1
@@ -184,6 +184,11 @@ def test_make_bot_offers_the_expert_and_reads_the_budget(monkeypatch: pytest.Mon
         budget_from_env()
     with pytest.raises(ValueError, match="expert"):
         make_bot("take6", "grandmaster")
+    # the levels: easy is a random player (as "random"), normal the search at a small budget that
+    # LANPLAY_BOT_BUDGET (the expert's) does not change
+    assert isinstance(make_bot("sixes", "easy", 3), RandomBot) and isinstance(make_bot("sixes", "random", 3), RandomBot)
+    normal = make_bot("sixth-sense", "normal", 3)
+    assert isinstance(normal, ExpertBot) and normal.budget == NORMAL_BUDGET < DEFAULT_BUDGET
     with pytest.raises(ValueError, match="at least 1"):
         ExpertBot("take6", samples=0)
 
@@ -362,11 +367,11 @@ def test_the_lobby_form_offers_the_bot_levels() -> None:
 
     form = CreateForm("take6", seats=4, bots=2)
     form.field = form.fields().index("level")
-    assert form.action().bot_kind == "heuristic"  # normal by default
+    assert form.action().bot_kind == "normal"  # by default
     form.change(1)
     assert form.level == "expert" and form.action().bot_kind == "expert"
     form.change(1)
-    assert form.action().bot_kind == "random"  # easy
+    assert form.action().bot_kind == "easy"
 
 
 def test_the_cli_takes_the_expert_and_its_budget(
@@ -375,6 +380,9 @@ def test_the_cli_takes_the_expert_and_its_budget(
     from lanplay.bots import apply_budget_argument
     from lanplay.cli import build_parser
 
+    assert build_parser().parse_args(["play"]).bot_kind == "normal"
+    for kind in ("easy", "random", "heuristic"):  # the older names still work
+        assert build_parser().parse_args(["play", "--bot-kind", kind]).bot_kind == kind
     args = build_parser().parse_args(["play", "--bot-kind", "expert", "--bot-budget", "0.1"])
     assert args.bot_kind == "expert" and args.bot_budget == 0.1
     monkeypatch.setenv(BUDGET_ENV, "0.25")  # restored after the test

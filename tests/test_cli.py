@@ -165,7 +165,7 @@ def test_play_help_gives_every_default_and_every_games_option_keys(capsys: pytes
         main(["play", "--help"])
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: sixth-sense)" in text and "(default: 3)" in text and "(default: heuristic)" in text
+    assert "(default: sixth-sense)" in text and "(default: 3)" in text and "(default: normal)" in text
     for game_id, keys in OPTION_HELP.items():
         assert f"{game_id} (" in text
         for key in keys:

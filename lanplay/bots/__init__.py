@@ -30,15 +30,24 @@ class RandomBot:
         return self.rng.choice(game.legal_moves(view, seat))
 
 
-BOT_KINDS = ("random", "heuristic", "expert")  # easy, normal, expert
+BOT_LEVELS = ("easy", "normal", "expert")  # what the lobby's form and `lanplay play` offer
+# Every kind make_bot builds: the levels, "random" (the same as easy) and "heuristic" (each game's
+# rule-of-thumb player, the search's starting point and playout policy; benchmarks play against it).
+BOT_KINDS = (*BOT_LEVELS, "random", "heuristic")
+NORMAL_BUDGET = 0.05  # seconds of search per decision at the normal level (p95 goal 0.1 s: bench_bots)
 
 
 def make_bot(game_id: str, kind: str, seed: int | None = None, budget: float | None = None) -> Bot:
-    """A bot by kind (`BOT_KINDS`): "random", "heuristic" (each game has its own heuristic player)
-    or "expert" (a search, lanplay/bots/expert; `budget` seconds a decision, default
-    LANPLAY_BOT_BUDGET or 0.25)."""
-    if kind == "random":
+    """A bot by kind (`BOT_KINDS`): "easy" or "random" (a random legal move), "normal" (the expert's
+    search at `NORMAL_BUDGET` a decision), "expert" (the search, lanplay/bots/expert; `budget`
+    seconds a decision, default LANPLAY_BOT_BUDGET or 0.25), or "heuristic" (each game's own
+    rule-of-thumb player, no search)."""
+    if kind in ("easy", "random"):
         return RandomBot(seed)
+    if kind == "normal":
+        from lanplay.bots.expert import ExpertBot
+
+        return ExpertBot(game_id, seed, NORMAL_BUDGET)
     if kind == "expert":
         from lanplay.bots.expert import ExpertBot
 

@@ -21,7 +21,7 @@ from collections.abc import Set
 from typing import Any
 
 from engine.api import Game
-from engine.sixes import RANK_OF, SIX, SixesState, cards_beyond, opened_by
+from engine.sixes import DECK, RANK_OF, SIX, SixesState, cards_beyond, opened_by
 
 OWN_CARD = 4.0  # each own card beyond the played one (reachable only through it)
 OWN_NEXT = 1.0  # the very next card is own: the suit stays locked for the others
@@ -30,19 +30,20 @@ GIFT_FAR = 0.1  # each other card further on
 MOBILITY = 0.5  # each own card playable right after this play (fewer passes next turn)
 
 
-def _chains(card: str) -> tuple[tuple[str, ...], ...]:
+def _compute_chains(card: str) -> tuple[tuple[str, ...], ...]:
     beyond = cards_beyond(card)
     if RANK_OF[card] == SIX:  # a 6 opens both ways: below (5..A) then above (7..K)
         return (beyond[:SIX], beyond[SIX:])
     return (beyond,)
 
 
+_CHAINS = {card: tuple(chain for chain in _compute_chains(card) if chain) for card in DECK}
+
+
 def play_score(card: str, mine: Set[str]) -> float:
     """How good it is to play `card` now while holding `mine` (higher is better)."""
     score = 0.0
-    for chain in _chains(card):
-        if not chain:
-            continue
+    for chain in _CHAINS[card]:
         if chain[0] in mine:
             score += OWN_NEXT
         seen_own = False

@@ -19,7 +19,7 @@ from typing import Any
 from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
-from lanplay.bots import BOT_KINDS
+from lanplay.bots import BOT_LEVELS
 from lanplay.discovery import TableAdvert
 from lanplay.network import Network
 from lanplay.ui.i18n import t
@@ -60,7 +60,7 @@ class Create:
     options: JSONObject
     seats: int
     bots: int
-    bot_kind: str = "heuristic"  # a kind of lanplay.bots.BOT_KINDS
+    bot_kind: str = "normal"  # a kind of lanplay.bots.BOT_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +111,7 @@ class CreateForm:
     game_id: str = GAME_ORDER[0]
     seats: int = 4
     bots: int = 0
-    level: str = "heuristic"  # the bots' kind: easy = random, normal = heuristic, expert (BOT_KINDS)
+    level: str = "normal"  # the bots' level: easy, normal, expert (lanplay.bots.BOT_LEVELS)
     values: dict[str, object] = field(default_factory=dict)
     field: int = 0
 
@@ -150,7 +150,7 @@ class CreateForm:
         elif name == "bots":
             self.bots = max(0, min(self.seats - 1, self.bots + delta))
         elif name == "level":
-            self.level = BOT_KINDS[(BOT_KINDS.index(self.level) + delta) % len(BOT_KINDS)]
+            self.level = BOT_LEVELS[(BOT_LEVELS.index(self.level) + delta) % len(BOT_LEVELS)]
         else:
             key = name.removeprefix("opt:")
             choices = dict(FORM_OPTIONS[self.game_id])[key]

@@ -172,7 +172,7 @@ class ExpertBot:
     """The search bot. `budget`: seconds per decision (default LANPLAY_BOT_BUDGET, else 0.25 s);
     `samples`: a fixed number of sampled worlds per decision instead (deterministic)."""
 
-    name = "expert"
+    name = "expert"  # for the normal level too: a network seat runs a bot of this name off the event loop
 
     def __init__(
         self, game_id: str, seed: int | None = None, budget: float | None = None, samples: int | None = None

@@ -15,9 +15,17 @@ choice explained by the heuristic's move with probability 1 - `SLIP`, by any leg
 with `SLIP` (so a seat that plays otherwise only weakens the inference, never breaks it). A
 choice with one legal card says only that the seat had no other (X-2.4: it must play).
 
-A world's round is played out until somebody goes out (X-2.5); it is worth 1 to the seat that
-went out, 0 to the others (a small reward per card shed made it shed cards instead of holding
-blockers, and win fewer rounds: bench_bots).
+Whom a seat plays like is inferred too. Each other seat is, with prior `TYPE_PRIOR`, a seat that
+plays like the heuristic (slipping with `SLIP`), else one that plays any legal card; its choices
+weigh the two by their likelihoods (`typed_score`: a seat that keeps choosing the heuristic's card
+is soon one, a random seat soon random), and in each world a seat's type is drawn from that
+posterior: a heuristic seat plays the heuristic in the playouts, a random one random cards.
+
+A world's round is played out until somebody goes out (X-2.5), and it is worth the **chips** it
+brings this seat: the pot if it went out first, minus the chips it paid for passing (X-2.4). That
+is what the game is played for, and it rewards holding back: a card held that another seat needs
+makes that seat pass and pay into the pot (measured: more chips a round than scoring a win as 1,
+with about the same share of rounds won; docs/BOTS.md).
 """
 
 from __future__ import annotations
@@ -32,8 +40,8 @@ from engine.sixes import DECK, SIXES, Card, SixesRound, SixesState, on_table, op
 from lanplay.bots.expert import deal_hidden
 from lanplay.bots.sixes import SixesBot, move_score
 
-NOISE = 0.05  # share of random moves in the playouts
-SLIP = 0.1  # probability that a seat's choice is not the heuristic's (the inference's softness)
+SLIP = 0.02  # probability that a heuristic-like seat's choice is not the heuristic's (the inference's softness)
+TYPE_PRIOR = 0.8  # prior probability that another seat plays like the heuristic (else: any legal card)
 BURN_IN = 100  # chain steps before the first world of a decision
 STEPS = 4  # chain steps between two worlds
 
@@ -67,8 +75,15 @@ def choices_by_seat(r: SixesRound, players: int) -> list[list[Choice]]:
 
 def log_likelihood(hand: frozenset[Card], choices: Sequence[Choice]) -> float:
     """How well a seat holding `hand` now explains its `choices` (log-probability, see the module
-    docstring); minus infinity if some choice had a card it must have played instead."""
+    docstring), whichever type the seat is."""
+    return typed_score(log_likelihoods(hand, choices))
+
+
+def log_likelihoods(hand: frozenset[Card], choices: Sequence[Choice], slip: float = SLIP) -> tuple[float, float]:
+    """(log-probability of `choices` from a seat holding `hand` now that plays like the heuristic but
+    for `slip`, the same for a seat that plays any legal card)."""
     total = 0.0
+    uniform = 0.0
     for choice in choices:
         then = hand | choice.later
         legal = then & choice.playable
@@ -77,9 +92,23 @@ def log_likelihood(hand: frozenset[Card], choices: Sequence[Choice]) -> float:
         scores = {card: move_score(card, then - {card}, choice.playable) for card in legal}
         best = max(scores.values())
         ties = sum(1 for s in scores.values() if s == best)
-        chosen = (1.0 - SLIP) / ties if scores[choice.card] == best else 0.0
-        total += math.log(chosen + SLIP / len(legal))
-    return total
+        chosen = (1.0 - slip) / ties if scores[choice.card] == best else 0.0
+        total += math.log(chosen + slip / len(legal))
+        uniform -= math.log(len(legal))
+    return total, uniform
+
+
+def typed_score(pair: tuple[float, float]) -> float:
+    """The log-likelihood of a seat's choices over both types: `pair` from `log_likelihoods`."""
+    heuristic, uniform = pair
+    m = max(heuristic, uniform)
+    return m + math.log(TYPE_PRIOR * math.exp(heuristic - m) + (1.0 - TYPE_PRIOR) * math.exp(uniform - m))
+
+
+def heuristic_chance(pair: tuple[float, float]) -> float:
+    """The posterior probability that the seat plays like the heuristic."""
+    d = (math.log(1.0 - TYPE_PRIOR) + pair[1]) - (math.log(TYPE_PRIOR) + pair[0])
+    return 1.0 / (1.0 + math.exp(d)) if d < 700 else 0.0
 
 
 class _Chain:
@@ -91,14 +120,20 @@ class _Chain:
         self.choices = choices
         self.seats = [s for s, hand in hands.items() if hand]
         self.known: dict[tuple[int, frozenset[Card]], float] = {}  # a chain often returns to a hand
+        self.pairs: dict[tuple[int, frozenset[Card]], tuple[float, float]] = {}
         self.score = {s: self.explains(s, hand) for s, hand in hands.items()}
 
     def explains(self, seat: int, hand: list[Card]) -> float:
         key = (seat, frozenset(hand))
         score = self.known.get(key)
         if score is None:
-            score = self.known[key] = log_likelihood(key[1], self.choices[seat])
+            pair = self.pairs[key] = log_likelihoods(key[1], self.choices[seat])
+            score = self.known[key] = typed_score(pair)
         return score
+
+    def heuristic_chance(self, seat: int) -> float:
+        """How likely the seat plays like the heuristic, given its hand in the chain's world."""
+        return heuristic_chance(self.pairs[(seat, frozenset(self.hands[seat]))])
 
     def step(self, rng: random.Random) -> None:
         if len(self.seats) < 2:
@@ -118,9 +153,11 @@ class _Chain:
 
 
 class SixesSearcher:
-    confidence = 1.0  # as for 6th Sense: measured better than the plain best mean (bench_bots)
+    confidence = 0.0  # the best mean of chips wins (docs/BOTS.md)
 
     def __init__(self) -> None:
+        self._base_chips: tuple[int, ...] = ()  # the chips of the decision's view (the world's start)
+        self._random_seats: frozenset[int] = frozenset()  # seats of this world that play any legal card
         self.heuristic = SixesBot(0)
         # The chain of the decision being searched, known by its view and its random numbers (by
         # identity): every decision draws a fresh `decision_rng`, so each starts a new chain, and
@@ -132,6 +169,7 @@ class SixesSearcher:
         return moves
 
     def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
+        self._base_chips = view.chips  # every world of this decision starts with them
         self.heuristic.rng = rng
         return self.heuristic.choose(SIXES, view, seat)
 
@@ -160,6 +198,10 @@ class SixesSearcher:
         else:
             for _ in range(STEPS):
                 self._chain.step(rng)
+        self._base_chips = state.chips
+        chain = self._chain
+        # each other seat's type in this world, drawn from its posterior
+        self._random_seats = frozenset(s for s in chain.hands if rng.random() >= chain.heuristic_chance(s))
         hands: list[tuple[str, ...] | None] = [None] * state.players
         hands[seat] = r.hands[seat]
         for s, hand in self._chain.hands.items():
@@ -171,7 +213,7 @@ class SixesSearcher:
         return SixesState(state.players, state.options, state.rounds_started, state.chips, state.pot, world, state.over)
 
     def policy(self, state: Any, seat: int, rng: random.Random) -> Any:
-        if rng.random() < NOISE:
+        if seat in self._random_seats:
             return rng.choice(SIXES.legal_moves(state, seat))
         self.heuristic.rng = rng  # the heuristic reads only its own hand and the table
         return self.heuristic.choose(SIXES, state, seat)
@@ -183,4 +225,4 @@ class SixesSearcher:
     def utility(self, state: Any, seat: int) -> float:
         r = state.round
         assert r is not None
-        return 1.0 if r.winner == seat else 0.0
+        return float(state.chips[seat] - self._base_chips[seat])  # X-2.4, X-2.5: the pot won, the passes paid
