@@ -637,7 +637,7 @@ class BotPlayer:
             await asyncio.sleep(self.delay)
         session = runner.session
         assert session is not None
-        if self.bot.name == "expert":  # a search (the normal level too): off the event loop, so the mesh and clock run on
+        if self.bot.name == "expert":  # a search (normal too): off the event loop, so the mesh and clock run on
             return await asyncio.to_thread(self.bot.choose, session.game, session.view(), session.me)
         return self.bot.choose(session.game, session.view(), session.me)
 
