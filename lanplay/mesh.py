@@ -18,9 +18,8 @@ A link, in WebSocket binary messages:
    ``DATA`` ``0x01 ‖ u64 message number ‖ payload``; ``ACK`` ``0x02 ‖ u64 next message number
    expected`` (cumulative); ``LEAVE`` ``0x03``, sent last by a peer for which the table is over
    (`close(leaving=True)`), so the others need pass it nothing more (`left_peers`). It is sealed like
-   the rest: a WebSocket close code is not, and anyone on the path could forge "going away" (red team
-   22 #4), nor does it tell a peer that quit to resume (Ctrl-C, its journal kept) from one that is done
-   (red team 22 #1).
+   the rest: a WebSocket close code is not, and anyone on the path could forge "going away", nor does it
+   tell a peer that quit to resume (Ctrl-C, its journal kept) from one that is done.
 
 While both processes live, delivery is in order and exactly once: each peer keeps what it sent to a
 peer in that peer's own outbox until the peer acknowledges it, and after a reconnect the RESUME

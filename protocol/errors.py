@@ -23,14 +23,12 @@ class ProtocolError(Exception):
 
 
 class CheatDetected(ProtocolError):
-    """Proof that a seat broke the protocol; ``seat`` is the seat to blame (``None``: not yet known)."""
+    """Input only one seat could have produced; ``seat`` names it (``None``: certain, but only the audit
+    can say whose). The ledger turns it into a refusal of the message that carried it."""
 
     def __init__(self, rule: str, message: str, seat: int | None) -> None:
         who = "unknown seat" if seat is None else f"seat {seat}"
-        # The base keeps rule and message; the text shown to people also says who is to blame.
+        # The base keeps rule and message; the text shown to people also says whose input it was.
         super().__init__(rule, message)
         self.args = (f"{rule}: {who}: {message}",)
         self.seat = seat
-        # Signed messages of the accused the check read, published with the blame beside the message
-        # that triggered it: a seat holding other versions of them gets the fork proof from it (I2).
-        self.evidence: tuple[dict[str, object], ...] = ()

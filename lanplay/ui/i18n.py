@@ -92,7 +92,7 @@ EN: dict[str, str] = {
     "game_over": "Game over",
     "game_stopped": "Game stopped",
     "game_network_lost": "Lost the network: the game is not over",
-    "game_network_resume": "No link to any other seat for the whole reconnect limit; nobody was blamed. Run "
+    "game_network_resume": "No link to any other seat for the whole of the table's patience; nobody was blamed. Run "
     "lanplay again (r in the lobby) to resume where the game was.",
     "winner_is": "Winner: {names}",
     "winners_are": "Winners: {names}",
@@ -138,8 +138,6 @@ EN: dict[str, str] = {
     "audit_local": "Round {round}: local game, no audit needed",
     "audit_blame": "Round {round}: {name} broke rule {rule}: {why} ({reason})",
     "audit_stopped": "Round {round}: the round stopped and is void, nobody convicted ({reason})",
-    "blame_someone": "a seat the audit could not name",
-    "verdict_convicted": "the verdict of every seat; convicted: {names}",
     "why_identity": "used a key that has no seat at this table",
     "why_order": "sent messages out of order, or replayed an old one",
     "why_equivocation": "told different seats different things (two signed messages for one place)",
@@ -445,8 +443,6 @@ NL: dict[str, str] = {
     "audit_local": "Ronde {round}: spel op deze laptop, geen controle nodig",
     "audit_blame": "Ronde {round}: {name} overtrad regel {rule}: {why} ({reason})",
     "audit_stopped": "Ronde {round}: de ronde is gestopt en telt niet, niemand veroordeeld ({reason})",
-    "blame_someone": "een plaats die de controle niet kon aanwijzen",
-    "verdict_convicted": "het oordeel van elke plaats; veroordeeld: {names}",
     "why_identity": "gebruikte een sleutel zonder plaats aan deze tafel",
     "why_order": "stuurde berichten in de verkeerde volgorde, of een oud bericht opnieuw",
     "why_equivocation": "vertelde verschillende spelers verschillende dingen (twee ondertekende berichten op één plek)",
