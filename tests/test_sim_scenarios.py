@@ -126,3 +126,28 @@ def test_a_withheld_step_with_a_crash_is_waited_for_and_convicts_nobody(game: st
 def test_two_colluders_forking_and_withholding_gossip_frame_nobody() -> None:
     spec = Spec(15, "sixes", 5, '{"chips":1}', adversaries=((3, "fork:move"), (4, "nogossip+leak")))
     check(run(spec), (3, 4), exposed=True)
+
+
+def test_a_slow_mesh_is_given_the_time_its_latency_needs_before_the_table_is_judged() -> None:
+    # P-6.4: with up to 3 s a message, a 4-seat take6 round takes over 2 minutes of simulated time;
+    # the honest seats still exchanging commits when the run is judged are not stuck
+    spec = Spec(200034, "take6", 4, '{"logic":true,"tactic":true}', faults=("jitter:3.0", "jitter:1.0"))
+    result = run(spec)
+    check(result, (), exposed=False)
+    assert all(result.finished.values()), result.summary()
+
+
+def test_a_crash_that_fires_late_is_judged_only_after_its_seat_restarts() -> None:
+    # P-6.4: the crash fires at the seat's first input from 9.1 s on (the cut at 15.6 s), so the seat is
+    # down until 24.4 s, after the cut's end: the run waits for the restart before judging it
+    spec = Spec(
+        200128,
+        "sixth-sense",
+        2,
+        '{"beginner":true,"target":1}',
+        adversaries=((0, "rewrite+replay"),),
+        faults=("crash:1@9.1+8.8", "cut:0.1@15.6+4.0"),
+    )
+    result = run(spec)
+    check(result, 0, exposed=False)
+    assert result.time > 24.4, result.summary()

@@ -13,10 +13,7 @@ TABLES = 150  # CI-sized; the soak draws from the same seeds upwards
 
 # Tables the session on main fails (found by this simulator; the replay command is in the reason). A
 # fix makes its case pass, strict xfail then fails, and the mark is to be removed.
-KNOWN = {
-    32: "P-6.4: a 2-seat take6 whose honest seat waits for a leaker's commit after a crash and a partition",
-    77: "P-6.4: an honest 3-seat take6 (jitter 3 s, a crash) waits for honest moves and commits for ever",
-}
+KNOWN: dict[int, str] = {}
 
 
 def seeds() -> list[object]:

@@ -45,6 +45,7 @@ POLL = 0.25  # a blocked link looks again this often
 THINK = (0.05, 1.2)  # a bot's think time
 SETTLE = 60.0  # after the last fault ends, the time every table has to end or visibly wait (P-6.4)
 ROUND_TIME = 60.0  # ... plus this much per round played
+ROUND_HOPS = 100  # ... plus this many times the most latency per round (a round is that many messages in a row)
 IDLE = 40.0  # after the faults, this long with nothing sent by anyone: nothing more can happen (4 x patience)
 MAX_KEPT_BYTES = 8 << 20  # P-6.6: bytes of received input one seat keeps (journals) at one short table
 
@@ -194,7 +195,6 @@ class World:
         self.dup = sum(f.p for f in self.faults if f.kind == "dup")
         self.latency = max([LATENCY[1], *(f.p for f in self.faults if f.kind == "jitter")])
         self.faults_end = max([0.0, *(f.end for f in self.faults)])
-        self.end_time = self.faults_end + SETTLE + ROUND_TIME * spec.rounds
         self.identities = [identity_for(spec.seed, s) for s in range(spec.seats)]
         self.settings = self.backend.settings(spec.game, json.loads(spec.options), self.identities, spec.seed)
         self.result = Result(spec)
@@ -293,6 +293,10 @@ class World:
                 self.at(f.end, lambda s=seats[0]: self.peers[s].suspend(False))
             elif f.kind == "leave" and seats:
                 self.at(f.at, lambda s=seats[0]: self.peers[s].leave())
+
+    @property
+    def end_time(self) -> float:
+        return self.faults_end + SETTLE + (ROUND_TIME + ROUND_HOPS * self.latency) * self.spec.rounds
 
     def done(self) -> bool:
         return all(self.peers[s].ended for s in self.spec.honest)
@@ -671,6 +675,7 @@ class Peer:
         for other in range(world.spec.seats):
             if other != self.seat and world.peers[other].alive:
                 world.peers[other].link(self.seat, False)
+        world.faults_end = max(world.faults_end, world.now + span)  # the crash lasts until the restart
         world.at(world.now + span, self.restart)
 
     def restart(self) -> None:
