@@ -771,8 +771,8 @@ def test_a_seat_that_stops_and_then_withholds_its_secrets_is_stopped_for_them_an
 
 @pytest.mark.xfail(
     strict=True,
-    reason="P-6.6: MAX_FUTURE_BYTES is one budget for all authors; a cheat fills it with next-round messages "
-    "far past its chain, a lagging honest seat drops an honest next-round shuffle and the round is stopped",
+    reason="P-6.4: the next-round budget is per author now and every invariant holds, but with the lagging "
+    "seat some seat is still stopped for a step of round 1 under the test's waits; cause not yet found",
 )
 def test_next_round_messages_of_a_cheat_never_crowd_out_an_honest_seats() -> None:
     from protocol.table import Stopped
