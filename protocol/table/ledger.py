@@ -272,14 +272,15 @@ class RoundLedger:
             history = self.history(seat, seq)
         except CheatDetected as exc:
             return self._refused(seat, msg, exc.rule, exc.message)
-        closing = bool(self.forked) and (msg.kind in NOTE_KINDS or msg.kind == "secrets")
-        if self._available(history, closing) == "wait":
-            if self.forked and msg.kind in STEP_KINDS and self._available(history, closing=True) == "ok":
-                # Made on the forker's other version: the round is over, so the step is passed over
-                # (neither taken nor refused) and the author's secrets behind it can come.
-                self.cursor[seat] += 1
-                return "taken"
-            return "wait"
+        if self._available(history) == "wait":
+            if not self.forked or self._available(history, closing=True) == "wait":
+                return "wait"
+            # Made on an exposed seat's other version: the round is over and this seat cannot judge it
+            # on the history it names, so it is neither judged nor refused (nothing convicts on it).
+            # Its author's secrets and notes still count as come, so nobody is stopped for them.
+            self.cursor[seat] += 1
+            self._unjudged(seat, msg)
+            return "taken"
         try:
             if msg.kind in NOTE_KINDS:
                 self._note(seat, msg, history)
@@ -298,6 +299,34 @@ class RoundLedger:
             return self._refused(seat, msg, exc.rule, exc.message)
         self.cursor[seat] += 1
         return "taken"
+
+    def _unjudged(self, seat: int, msg: SignedMessage) -> None:
+        """What a message taken unjudged after an exposure still says: its author published its secrets
+        (none checked, so no audit), left, stopped, or signed an end."""
+        if msg.kind == "secrets" and seat not in self.secrets:
+            self.secrets[seat] = (None, {}, msg.seq)
+        elif msg.kind == "leave":
+            self.left.setdefault(seat, msg.seq)
+            self.stops.append((seat, msg.seq, {"seat": seat, "owed": "left", "to": None, "reason": "left the table"}))
+        elif msg.kind == "stop":
+            reason = clean_text(msg.body.get("reason"))
+            named = msg.body.get("seat")
+            self.stops.append(
+                (
+                    seat,
+                    msg.seq,
+                    {
+                        "seat": named if is_index(named, self.n) else None,
+                        "owed": msg.body.get("owed") if isinstance(msg.body.get("owed"), str) else None,
+                        "to": None,
+                        "reason": reason,
+                    },
+                )
+            )
+        elif msg.kind == "end" and isinstance(msg.body.get("record"), str):
+            digest = str(msg.body.get("record"))
+            self.ends[seat] = digest
+            self.end_seqs.setdefault(seat, []).append((msg.seq, digest))
 
     def _refused(self, seat: int, msg: SignedMessage, rule: str, reason: str) -> Verdict:
         """The message is passed over (its place taken, so later messages can be judged) and its
