@@ -529,15 +529,8 @@ class RoundLedger:
         if msg.body.get("late") is not late:
             raise _Refuse("P-4.3", "table keys for the wrong opening (late or not)")
         positions = self.late_positions if late else self.table_positions
-        raw = msg.body.get("openings")
-        if not isinstance(raw, list) or len(raw) != len(positions):
-            raise _Refuse("P-4.3", f"table keys must cover the {len(positions)} table positions")
-        for position, item in zip(positions, raw, strict=True):
-            opening = KeyOpening.from_json(self.ctx, seat, item)
-            if opening.position != position:
-                raise _Refuse("P-4.3", f"a key for position {opening.position} instead of {position}")
-            check_key_opening(self.ctx, opening, self.commitments[seat])
-            self.table_keys.setdefault(position, {})[seat] = opening
+        for opening in self.checked_keys(seat, positions, msg.body.get("openings"), "table"):
+            self.table_keys.setdefault(opening.position, {})[seat] = opening
         if late and len(self.points[-1].taken) + 1 == self.n:
             codes = []
             for position in self.late_positions:
@@ -567,6 +560,20 @@ class RoundLedger:
         assert isinstance(position, int)
         self.used.add(position)
         return self.game.card_to_json(code)
+
+    def checked_keys(self, seat: int, positions: Sequence[int], raw: object, what: str) -> list[KeyOpening]:
+        """`seat`'s keys for `positions`, in their order, each checked against its lock factor (P-4.3)."""
+        assert self.ctx is not None
+        if not isinstance(raw, list) or len(raw) != len(positions):
+            raise _Refuse("P-4.3", f"{what} keys must cover the {len(positions)} positions")
+        openings = []
+        for position, item in zip(positions, raw, strict=True):
+            opening = KeyOpening.from_json(self.ctx, seat, item)
+            if opening.position != position:
+                raise _Refuse("P-4.3", f"a key for position {opening.position} instead of {position}")
+            check_key_opening(self.ctx, opening, self.commitments[seat])
+            openings.append(opening)
+        return openings
 
     def open_hand_card(self, seat: int, position: object, keys: object, rule: str) -> str | None:
         """The card at a position dealt to `seat`, opened with every seat's key as `seat` forwards them
@@ -965,15 +972,7 @@ def judge_private(ledger: RoundLedger, sender: int, recipient: int, msg: SignedM
             if msg.seq != 0:
                 raise _Refuse("P-4.3", "hand keys must be the first private message of a round")
             body_fields(msg.body, frozenset({"openings"}), sender, "set of hand keys")
-            positions = ledger.layout_hands[recipient]
-            raw = msg.body.get("openings")
-            if not isinstance(raw, list) or len(raw) != len(positions):
-                raise _Refuse("P-4.3", f"hand keys must cover the {len(positions)} dealt positions")
-            for dealt, item in zip(positions, raw, strict=True):
-                key = KeyOpening.from_json(ledger.ctx, sender, item)
-                if key.position != dealt:
-                    raise _Refuse("P-4.3", f"a key for position {key.position} instead of {dealt}")
-                check_key_opening(ledger.ctx, key, ledger.commitments[sender])
+            ledger.checked_keys(sender, ledger.layout_hands[recipient], msg.body.get("openings"), "hand")
             return None
         if msg.kind != "p.peek":
             raise _Refuse("P-6.6", f"a private message of unknown kind {msg.kind[:30]!r}")
