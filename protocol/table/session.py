@@ -188,7 +188,7 @@ class TableSession:
         self.private_in = [_Chain() for _ in range(self.n)]
         self.private_out: list[list[SignedMessage]] = [[] for _ in range(self.n)]
         self.private_judged = [0] * self.n
-        self.private_got = [0] * self.n
+        self.private_got = [0] * self.n  # private messages from each seat judged and taken here
         self.forwarded: set[str] = set()
         self.applied = 0  # ledger log entries applied to this seat's own state
         self.my_state: Any = None
@@ -387,8 +387,7 @@ class TableSession:
             return
         chain.msgs.append(msg)
         if private:
-            self.private_got[author] = len(chain.msgs)
-            return
+            return  # counted as got once judged (`_judge_private`)
         self.ledger.add(author, msg)
         if msg.digest() not in self.forwarded:
             self.forwarded.add(msg.digest())
@@ -423,7 +422,12 @@ class TableSession:
         self.last_kept = True
         self._out.append(Exposed(conviction.seat, conviction.rule, conviction.reason, proof))
         if send:
-            self._out.append(Send(None, canonical({"proof": self._wire_proof(proof)}), forward=True))
+            whole = canonical({"proof": proof})
+            # Whole when it fits: a seat that holds another version of a message it names (a fork it
+            # has not seen) can check it all the same; by reference otherwise (P-6.6).
+            fits = len(whole) <= MAX_MESSAGE_BYTES - (8 << 10)
+            data = whole if fits else canonical({"proof": self._wire_proof(proof)})
+            self._out.append(Send(None, data, forward=True))
 
     def _unconfirm(self, round_of: int) -> None:
         """A proof showed a fault in round `round_of`, which this seat had confirmed: it is void here too."""
@@ -592,6 +596,10 @@ class TableSession:
                 if verdict == "wait":
                     break
                 self.private_judged[sender] += 1
+                if not isinstance(verdict, Fault):
+                    # What this seat names as got (P-5.2) is what it could judge and take: a private step
+                    # still waiting on its history is owed here, shown so, and may be stopped for.
+                    self.private_got[sender] = self.private_judged[sender]
                 if isinstance(verdict, Fault):
                     proof = self._fault_proof(verdict)
                     if proof is not None:
