@@ -17,98 +17,23 @@ from typing import Any, ClassVar
 from protocol.identity import Identity, PublicIdentity
 from protocol.signed import ChainTracker, EquivocationDetected, OutOfOrder, SignedMessage, sign_message
 
-# --- the interface's values ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    sender: int | None
-    data: bytes
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    move: dict[str, Any]
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class LinkChanged:
-    seat: int
-    up: bool
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class StopFor:
-    seat: int
-    owed: str
-    to: int | None
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class Leave:
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class NoteWaiting:
-    now: float
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    to: int | None
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Exposed:
-    seat: int
-    rule: str
-    reason: str
-    proof: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class RoundConfirmed:
-    round: int
-    report: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    record: Any
-    complete: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    sender: int | None
-    rule: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    seat: int
-    what: str
-    since: float
-    private_to: int | None = None
-    automatic: bool = False
-    linked: bool = True
+# The interface's values are the real session's (`protocol.table.values`): only the session is fake.
+from protocol.table.values import (
+    Decided,
+    Exposed,
+    Finished,
+    Leave,
+    LinkChanged,
+    NoteWaiting,
+    Received,
+    Refused,
+    RoundConfirmed,
+    Send,
+    Start,
+    StopFor,
+    Tick,
+    Waiting,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +107,7 @@ class TableSession:
     def waiting(self, now: float) -> tuple[Waiting, ...]:
         if self.phase != "play":
             return ()
-        return (Waiting(self._turn(), "move", self.since),)
+        return (Waiting(self._turn(), "move", self.since, None, False, True),)
 
     def due(self, now: float) -> StopFor | None:
         return None
