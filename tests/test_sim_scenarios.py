@@ -151,3 +151,22 @@ def test_a_crash_that_fires_late_is_judged_only_after_its_seat_restarts() -> Non
     result = run(spec)
     check(result, 0, exposed=False)
     assert result.time > 24.4, result.summary()
+
+
+def test_a_stop_voids_its_round_at_every_seat_whether_the_last_secrets_came_before_or_after_it() -> None:
+    # P-5.5: seat 0 crashes before publishing its secrets of a round whose play ended; three seats stop
+    # for them, seat 3 crashes while the stops come in, and seat 0's secrets come back after the stops:
+    # every seat ends with the round void, none confirms it on the late secrets (P-6.2)
+    spec = Spec(500008, "take6", 5, '{"tactic":true}', faults=("crash:3@16.7+5.5", "crash:0@15.8+13.1", "dup:0.05"))
+    result = run(spec)
+    check(result, (), exposed=False)
+    assert result.stops and set(result.confirmed.values()) == {0}, result.summary()
+
+
+def test_a_note_signed_after_another_version_of_the_secrets_exposes_the_forker_and_the_round_stands() -> None:
+    # P-5.8: the forker's end signature follows a version of its secrets no seat holds; the fault lies
+    # after every step of the round, so the round stays confirmed at every honest seat, finished or not
+    spec = Spec(500544, "sixes", 4, '{"chips":2}', adversaries=((1, "replay"),), faults=("loss:0.2", "loss:0.05"))
+    result = run(spec)
+    check(result, 1, exposed=True)
+    assert set(result.confirmed.values()) == {1}, result.summary()

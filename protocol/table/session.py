@@ -313,9 +313,11 @@ class TableSession:
                     msg.verify(self.settings.seats[author])
                 except ProtocolError:
                     return
+                before = len(ledger.stops)
                 ledger.add(author, msg)
                 ledger.advance()
                 self.last_kept = True
+                self._past_stops(ledger, before)
             return
         if msg.seq >= len(chain) or chain[msg.seq].digest() == msg.digest():
             return
@@ -324,6 +326,19 @@ class TableSession:
         except ProtocolError:
             return
         self._fork(chain[msg.seq], msg)
+
+    def _past_stops(self, ledger: RoundLedger, before: int) -> None:
+        """Stops of the round just confirmed here, taken after it: counted as any stop, and one that
+        stops the round (anything but a wait for an end signature) voids it here as at the seat that
+        stopped it (P-5.5: a stop from any seat stops the round at every seat), so whichever came
+        first here, the stop or the last secrets, every seat ends with the same rounds (P-6.2)."""
+        round_of = self.round_index - 1
+        for author, seq, body in ledger.stops[before:]:
+            self._count_stop(round_of, author, seq, body)
+        voiding = any(_voids(body) for _, _, body in ledger.stops[before:])
+        if voiding and round_of == len(self.rounds) - 1 and not self.finished:
+            record = ledger.audit.record if ledger.audit is not None else None
+            self._unconfirm(round_of, "the round was stopped", list(record.moves) if record else [])
 
     def _hold_future(self, sender: int | None, author: int, msg: SignedMessage, size: int) -> None:
         """A message of the next round, kept until this seat gets there (P-6.6: per author, within
@@ -411,12 +426,14 @@ class TableSession:
         except ProtocolError as exc:
             self._out.append(Refused(None, exc.rule, f"a proof that shows nothing: {exc.message}"))
             return
+        if round_of < len(self.rounds) and not self.finished and self._about_record(proof, round_of):
+            # Even where the seat is exposed already: another proof (a fork of its secrets) may have come
+            # first, and this one (the audit they fail) is what undoes the round.
+            self._unconfirm(round_of)
         if conviction.seat in self.convictions:
             return
         self.convictions[conviction.seat] = conviction
         self.ledger.forked.add(conviction.seat)  # the round is over: its notes need not wait on this seat's chain
-        if round_of < len(self.rounds) and not self.finished and _about_steps(proof):
-            self._unconfirm(round_of)
         self.proofs.append(proof)
         self.exposed_here.add(conviction.seat)
         self.last_kept = True
@@ -429,13 +446,44 @@ class TableSession:
             data = whole if fits else canonical({"proof": self._wire_proof(proof)})
             self._out.append(Send(None, data, forward=True))
 
-    def _unconfirm(self, round_of: int) -> None:
-        """A proof showed a fault in round `round_of`, which this seat had confirmed: it is void here too."""
+    def _unconfirm(
+        self, round_of: int, why: str = "a proof showed a fault in it", moves: list[Any] | None = None
+    ) -> None:
+        """Round `round_of`, which this seat had confirmed, is void here too: a proof showed a fault in
+        it, or a stop of it came after its last secrets."""
         self.rounds = self.rounds[:round_of]
         self.state = round_start(self.plan, self.rounds).state
-        self.void = {"round": round_of, "why": "a proof showed a fault in it", "moves": []}
+        self.void = {"round": round_of, "why": why, "moves": moves or []}
         self.complete = False
         self._ending = True
+
+    def _about_record(self, proof: JSONObject, round_of: int) -> bool:
+        """Whether a proof's fault lies in what a confirmed round's record and audit were built from: two
+        honest seats may then have built them from two versions (or one refused its version), so the
+        round is void at every seat. A fault after its author's secrets, or a note signed after another
+        version of a message (that version unknown: a seat holding it finds the two-version fork itself),
+        leaves every step as it was and the round stands (P-5.8)."""
+        kind = proof.get("kind")
+        if kind == "audit":
+            return True
+        if kind == "fork":
+            first, second = proof.get("first"), proof.get("second")
+            same = isinstance(first, dict) and isinstance(second, dict) and first.get("seq") == second.get("seq")
+            named = [first, second] if same else []
+        else:
+            named = [proof.get("message")]
+        ledger = self._ledger_of(round_of)
+        for held in named:
+            if not isinstance(held, dict) or held.get("kind") not in STEP_KINDS:
+                continue
+            author = self.seat_of.get(str(held.get("author")))
+            seq = held.get("seq")
+            if ledger is None or author is None or not isinstance(seq, int):
+                return True
+            secrets = ledger.secrets.get(author)
+            if secrets is None or seq <= secrets[2]:
+                return True
+        return False
 
     def _wire_proof(self, proof: JSONObject) -> JSONObject:
         """A proof as it travels: messages every seat of the round holds named by place and digest;
@@ -686,22 +734,25 @@ class TableSession:
         while self.told_stops < len(ledger.stops):
             author, seq, body = ledger.stops[self.told_stops]
             self.told_stops += 1
-            seat = body.get("seat")
-            owed = body.get("owed")
-            reason = body.get("reason")
-            record = {"round": self.round_index, "by": author, "seq": seq, "seat": seat, "owed": owed, "reason": reason}
-            self.stops.append(record)
-            if owed == "left":
-                self.left.add(author)
-            self._out.append(
-                Stopped(
-                    self.round_index,
-                    author,
-                    seat if isinstance(seat, int) else None,
-                    owed if isinstance(owed, str) else None,
-                    str(body.get("reason", "")),
-                )
+            self._count_stop(self.round_index, author, seq, body)
+
+    def _count_stop(self, round_of: int, author: int, seq: int, body: JSONObject) -> None:
+        """A stop or leave taken: kept for the record (counted against seats) and told."""
+        seat = body.get("seat")
+        owed = body.get("owed")
+        reason = body.get("reason")
+        self.stops.append({"round": round_of, "by": author, "seq": seq, "seat": seat, "owed": owed, "reason": reason})
+        if owed == "left":
+            self.left.add(author)
+        self._out.append(
+            Stopped(
+                round_of,
+                author,
+                seat if isinstance(seat, int) else None,
+                owed if isinstance(owed, str) else None,
+                str(reason or ""),
             )
+        )
 
     def _audit_stop(self, reason: str) -> None:
         if not self.my_stop and not self._round_over_here():
@@ -901,8 +952,8 @@ class TableSession:
             self._expose(proof, send=True)
             self._void("the audit exposed a seat")
             return
-        if audit.complete and not self.convictions and audit.record is not None and not ledger.faults:
-            # A round whose play had ended stands, stop or not.
+        voided = any(_voids(body) for _, _, body in ledger.stops)
+        if audit.complete and not self.convictions and audit.record is not None and not ledger.faults and not voided:
             self.rounds.append(audit.record)
             self.state = audit.state
             self._out.append(RoundConfirmed(self.round_index, self.game.round_report(audit.state)))
@@ -1193,11 +1244,9 @@ def _canonical_fork(proof: JSONObject) -> JSONObject:
     return proof
 
 
-def _about_steps(proof: JSONObject) -> bool:
-    """Whether a proof's fault lies in what a round's audit replayed (its steps and secrets): only such
-    a fault can undo a confirmed round; a fork of a note after it (an end signature) changes nothing."""
-    if proof.get("kind") == "audit":
-        return True
-    held = proof.get("first") if proof.get("kind") == "fork" else proof.get("message")
-    kind = held.get("kind") if isinstance(held, dict) else None
-    return kind in STEP_KINDS
+def _voids(stop: JSONObject) -> bool:
+    """Whether a stop (or leave) voids its round: every one does but a wait for an end signature,
+    which comes only once the round's record is known (P-5.5, P-5.8)."""
+    return stop.get("owed") != "end"
+
+
