@@ -289,6 +289,26 @@ def test_a_laptop_with_no_link_at_all_says_it_lost_the_network_and_that_the_game
     assert "Winner" not in text
 
 
+def test_a_game_stopped_by_a_leave_says_who_and_why_and_shows_no_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """P-5.5, P-5.7: the box of a game that ended early says who left and that nobody is convicted, and
+    shows the scores of the confirmed rounds without places or a winner (the game did not end)."""
+    model, table = _stub_table()
+    table.runner = _stub_runner(model, [], [])
+
+    async def left(**_: Any) -> Outcome:
+        no_rounds: Any = SimpleNamespace(rounds=())
+        return Outcome(no_rounds, None, finished=True, stops=(Stopped(0, 2, 2, "left", "left the table"),))
+
+    monkeypatch.setattr(net_table, "resume_table", left)
+    asyncio.run(table.resume().run())
+    over = model.game_over
+    assert over is not None and over.stopped and over.winners == () and not over.network_lost
+    text = " ".join(screen_text(model).split())
+    assert "Game stopped" in text and "■Cor left the table: the round is void, nobody is convicted" in text
+    assert "Scores after 0 confirmed round(s)" in text
+    assert "Final table" not in text and "1. " not in text.split("Game stopped")[1] and "Winner" not in text
+
+
 def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
     """T-3.1 on a networked table: a committed card is not applied until every seat has chosen; the
     screen marks who has chosen (this seat's own card beside its name), never another seat's card."""

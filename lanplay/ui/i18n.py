@@ -97,6 +97,7 @@ EN: dict[str, str] = {
     "winner_is": "Winner: {names}",
     "winners_are": "Winners: {names}",
     "final_table": "Final table",
+    "scores_so_far": "Scores after {rounds} confirmed round(s), kept in the record (no winner: the game did not end)",
     "record_saved": "Record saved to {path}",
     "record_not_saved": "No record was saved",
     "leave_key": "Press q to leave.",
@@ -403,6 +404,9 @@ NL: dict[str, str] = {
     "winner_is": "Winnaar: {names}",
     "winners_are": "Winnaars: {names}",
     "final_table": "Eindstand",
+    "scores_so_far": (
+        "Stand na {rounds} bevestigde ronde(s), bewaard in het verslag (geen winnaar: het spel is niet uit)"
+    ),
     "record_saved": "Verslag bewaard in {path}",
     "record_not_saved": "Er is geen verslag bewaard",
     "leave_key": "Druk op q om weg te gaan.",

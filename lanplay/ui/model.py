@@ -110,6 +110,8 @@ class GameOver:
     record_path: str | None
     stopped: bool = False  # left before the end (a record of the rounds so far)
     network_lost: bool = False  # no link for the whole reconnect limit: not over, the journal resumes it
+    reason: str = ""  # a stopped game: why, and who (a stop, a leave, an exposure), in plain words
+    rounds: int = 0  # a stopped game: how many rounds were confirmed and kept
 
 
 Submit = Callable[[Any], None]
@@ -294,8 +296,12 @@ class TableModel:
         record_path: str | None,
         stopped: bool = False,
         network_lost: bool = False,
+        reason: str = "",
+        rounds: int = 0,
     ) -> None:
-        self.game_over = GameOver(tuple(winners), tuple(totals), record_path, stopped or network_lost, network_lost)
+        self.game_over = GameOver(
+            tuple(winners), tuple(totals), record_path, stopped or network_lost, network_lost, reason, rounds
+        )
         self.moves, self.choices, self.kind, self.question = (), (), "", None
         self.waiting = ()
         self.confirm_quit = False

@@ -595,8 +595,21 @@ class NetTable:
         shown = self.shown_record or self.record_path
         model.set_game_over(
             winners, totals, str(shown) if shown is not None else None, stopped=stopped,
-            network_lost=outcome.network_lost,
+            network_lost=outcome.network_lost, reason=self._why_stopped(outcome) if stopped else "",
+            rounds=len(outcome.record.rounds) if outcome.record is not None else 0,
         )  # fmt: skip
+
+    def _why_stopped(self, outcome: Outcome) -> str:
+        """Why a game ended before its end, and by whom, for the game-over box (P-5.5: nobody is
+        convicted by a stop or a leave; only an exposure names a cheat, by its proof)."""
+        if outcome.left:
+            return "You left the table: the round in progress is void, nobody is convicted."
+        if outcome.exposed:
+            return "Exposed by a proof anyone can check: " + "; ".join(outcome.exposed)
+        voiding = [stop for stop in outcome.stops if stop.owed != "end"] or list(outcome.stops)
+        if voiding:
+            return self._stop_words(voiding[0]) + "."
+        return "The table ended before the game's end."
 
     def _keep_record(self, path: Path | None) -> Path | None:
         """The record into the data dir's records (from a `table_dir` of its own), and its copy."""

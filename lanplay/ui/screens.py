@@ -382,11 +382,21 @@ def game_over_lines(model: TableModel) -> Lines:
         names = model.name_list(over.winners)
         lines.append(text_line(model.text("winner_is" if len(over.winners) == 1 else "winners_are", names=names),
                                "class:winner"))
-    lines.append(text_line(""))
-    lines.append(text_line(model.text("final_table"), "class:label"))
-    for place, seat in ranks(over.totals, highest_first=model.game.id != "take6"):  # T-4.2: fewest wins
-        crown = " ★" if seat in over.winners and not over.stopped else ""
-        lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
+    width = game_over_width(model) - 3
+    if over.stopped and not over.network_lost:
+        # An unfinished game has no ranking and no winner: why it stopped, and the rounds it kept.
+        if over.reason:
+            lines.extend(wrap_text(over.reason, width))
+        lines.append(text_line(""))
+        lines.extend(wrap_text(model.text("scores_so_far", rounds=over.rounds), width, "class:label"))
+        for seat, total in enumerate(over.totals):
+            lines.append(text_line(f"    {model.name(seat):<14} {total:>5}"))
+    else:
+        lines.append(text_line(""))
+        lines.append(text_line(model.text("final_table"), "class:label"))
+        for place, seat in ranks(over.totals, highest_first=model.game.id != "take6"):  # T-4.2: fewest wins
+            crown = " ★" if seat in over.winners and not over.stopped else ""
+            lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
     lines.append(text_line(""))
     if over.record_path:
         label = model.text("record_saved", path="").rstrip()
