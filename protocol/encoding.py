@@ -100,6 +100,17 @@ def _fast(value: object, depth: int) -> object:
     raise _NotPlain
 
 
+def plain_copy(value: JSONObject) -> JSONObject:
+    """A fresh copy of a JSON object that `canonical` accepts (no list or dict shared with `value`),
+    with tuples and read-only mappings as lists and dicts."""
+    try:
+        out = _fast(value, 0)
+    except (_NotPlain, UnicodeEncodeError):
+        out = _normalize(value, "$", 0)
+    assert isinstance(out, dict)
+    return out
+
+
 def nesting_depth(value: object) -> int:
     """How deep lists and objects nest in a JSON value, as `canonical` counts it (a scalar: 0, an
     empty list: 1). A value decoded here is at most `MAX_DEPTH` deep, so the walk is bounded."""
@@ -172,9 +183,36 @@ def decode(data: bytes, max_size: int) -> JSONObject:
     if not isinstance(value, dict):
         _fail(f"top level must be a JSON object, got {type(value).__name__}")
     # Catches what the parser lets through: depth within the recursion limit, lone surrogates from
-    # ``\\ud800`` escapes.
-    _normalize(value, "$", 0)
+    # ``\\ud800`` escapes. The quick walk first; the one that names the bad part only on a failure.
+    try:
+        _check_plain(value, 0)
+    except (_NotPlain, UnicodeEncodeError):
+        _normalize(value, "$", 0)
     return value
+
+
+def _check_plain(value: object, depth: int) -> None:
+    # What `_fast` checks, without the copy: a value `json.loads` made holds only exact builtin types.
+    kind = type(value)
+    if kind is str:
+        value.encode("utf-8")  # type: ignore[attr-defined]
+    elif kind is list:
+        if depth >= MAX_DEPTH:
+            raise _NotPlain
+        for item in value:  # type: ignore[attr-defined]
+            if type(item) is not str and type(item) is not int:
+                _check_plain(item, depth + 1)
+            elif type(item) is str:
+                item.encode("utf-8")
+    elif kind is dict:
+        if depth >= MAX_DEPTH:
+            raise _NotPlain
+        for key, item in value.items():  # type: ignore[attr-defined]
+            key.encode("utf-8")
+            if type(item) is str:
+                item.encode("utf-8")
+            elif type(item) is not int:
+                _check_plain(item, depth + 1)
 
 
 def sha256_hex(data: bytes) -> str:

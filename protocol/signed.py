@@ -26,13 +26,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from protocol.encoding import (
-    INT_MAX,
     JSONObject,
     canonical,
     check_int,
     check_table_id,
     decode,
     h2b,
+    plain_copy,
     sha256_hex,
 )
 from protocol.errors import CheatDetected, ProtocolError
@@ -102,6 +102,7 @@ class SignedMessage:
     body: JSONObject
     sig: str
     _signed: bytes = field(init=False, repr=False, compare=False)
+    _wire: bytes = field(init=False, repr=False, compare=False, default=b"")  # to_wire, made once
 
     def __post_init__(self) -> None:
         _check_fields(self.table, self.round, self.author, self.seq, self.prev, self.kind)
@@ -113,7 +114,7 @@ class SignedMessage:
             raise ProtocolError(RULE, exc.message) from None
         content = canonical(_content(self.table, self.round, self.author, self.seq, self.prev, self.kind, self.body))
         # A private copy of the body keeps the value what was signed even if the caller's dict changes.
-        body = decode(canonical(self.body), INT_MAX)
+        body = plain_copy(self.body)
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "_signed", SIGNED_DOMAIN + content)
 
@@ -135,7 +136,9 @@ class SignedMessage:
         return out
 
     def to_wire(self) -> bytes:
-        return canonical(self.to_json())
+        if not self._wire:
+            object.__setattr__(self, "_wire", canonical(self.to_json()))
+        return self._wire
 
     @classmethod
     def from_json(cls, obj: object) -> SignedMessage:

@@ -183,6 +183,7 @@ class RoundLedger:
         # Seats a proof exposed this round: the round is over, and its notes and secrets are taken
         # whatever version of their chain a history names (only liveness: nothing convicts on it).
         self.forked: set[int] = set()
+        self._owed_cache: tuple[tuple[object, ...], tuple[Owed, ...]] | None = None
         self.peek_counts: list[dict[tuple[int, int], int]] = []  # per point: (target, peeker) -> peeks granted
         # seed (round 0)
         self.seed_commits: dict[int, Commitment] = {}
@@ -782,6 +783,16 @@ class RoundLedger:
     def owed_now(self, author: int | None = None) -> tuple[Owed, ...]:
         """What the round waits for on everything taken here, as seat `author` judges it (an end for
         another record than its own latest is owed again)."""
+        # Asked at every input, yet it changes only when a message is taken (every taking moves a
+        # cursor; a stop or secrets taken unjudged too) or a point opens.
+        key = (author, tuple(self.cursor), len(self.points), len(self.stops), len(self.secrets), len(self.forked))
+        if self._owed_cache is not None and self._owed_cache[0] == key:
+            return self._owed_cache[1]
+        owed = self._owed_now(author)
+        self._owed_cache = (key, owed)
+        return owed
+
+    def _owed_now(self, author: int | None) -> tuple[Owed, ...]:
         heads = tuple(
             (self.cursor[s] - 1, self.chains[s][self.cursor[s] - 1].digest()) if self.cursor[s] else None
             for s in range(self.n)
