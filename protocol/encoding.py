@@ -101,14 +101,24 @@ def _fast(value: object, depth: int) -> object:
 
 
 def plain_copy(value: JSONObject) -> JSONObject:
-    """A fresh copy of a JSON object that `canonical` accepts (no list or dict shared with `value`),
-    with tuples and read-only mappings as lists and dicts."""
+    """A fresh copy of a JSON object that `canonical` accepts, as `decode(canonical(value))` gives it:
+    no list or dict shared with `value`, tuples and read-only mappings as lists and dicts, every
+    object's keys in sorted order (so a value written out reads the same wherever it was made)."""
     try:
-        out = _fast(value, 0)
+        plain = _fast(value, 0)
     except (_NotPlain, UnicodeEncodeError):
-        out = _normalize(value, "$", 0)
+        plain = _normalize(value, "$", 0)
+    out = _sorted(plain)
     assert isinstance(out, dict)
     return out
+
+
+def _sorted(value: object) -> object:
+    if type(value) is dict:
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if type(value) is list:
+        return [_sorted(item) for item in value]
+    return value
 
 
 def nesting_depth(value: object) -> int:

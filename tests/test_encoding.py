@@ -17,6 +17,7 @@ from protocol.encoding import (
     check_table_id,
     decode,
     h2b,
+    plain_copy,
     sha256_hex,
 )
 from protocol.errors import ProtocolError
@@ -161,3 +162,14 @@ def test_table_ids() -> None:
     for bad in ["ab" * 7, "ab" * 33, "AB" * 8, "abc" * 7, 5]:
         with refused("table id"):
             check_table_id(bad)
+
+
+def test_a_signed_message_body_reads_as_its_wire_form_wherever_it_was_made() -> None:
+    """P-2.1: the body a signed message keeps is the one its canonical bytes decode to, keys in sorted
+    order at every depth, so a record written by the author and by a reader is the same bytes."""
+    value = {"b": [{"z": 1, "a": (1, 2)}], "a": "x", "c": {"y": None, "x": True}}
+    copy = plain_copy(value)
+    again = decode(canonical(value), 1 << 20)
+    assert copy == again
+    assert json.dumps(copy) == json.dumps(again)  # the same key order, not only equal
+    assert copy["b"] is not value["b"]
