@@ -234,6 +234,15 @@ class RoundLedger:
             known = read_history(msg.body, self.n, seat, seq, msg.prev)
             if known.rec != self.start.rec:
                 raise CheatDetected("P-5.2", "a message names another record of the rounds before", seat)
+            # A seat's view only grows: a message names at least what its author's message before it
+            # named (read before it, as the cursor judges in order), so nobody judges or stops on a
+            # history it had already passed (P-5.2).
+            before = self.histories[seat][seq - 1] if seq > 0 else None
+            if before is not None and (
+                any(known.count(s) < before.count(s) for s in range(self.n))
+                or any(now < then for now, then in zip(known.got, before.got, strict=True))
+            ):
+                raise CheatDetected("P-5.2", "a message names an older history than its author's before it", seat)
             self.histories[seat][seq] = known
         return known
 

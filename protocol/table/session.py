@@ -90,6 +90,10 @@ from protocol.table.verify import Conviction, Plan, round_start, rounds_json, ve
 
 MAX_HELD = 256  # out-of-order messages held per author (P-6.6)
 MAX_PENDING_PROOFS = 4  # per sender
+# Proofs from one sender kept (journaled) in a whole table: an honest seat passes on one per seat it exposes.
+MAX_PROOF_BYTES_KEPT = 2 << 20  # P-6.6
+MAX_PAST_NOTES = 16  # notes of the round just confirmed taken per author (P-6.6)
+MAX_PAST_BYTES = 256 << 10  # ... and their bytes
 PERSON_KINDS = frozenset({"move", "commit"})
 MAX_FUTURE_BYTES = 1 << 20  # per author
 
@@ -139,6 +143,8 @@ class TableSession:
         self._pending_proofs: list[tuple[int, JSONObject]] = []
         self._future: dict[int, list[tuple[int | None, SignedMessage]]] = {}
         self._future_bytes = [0] * self.n  # per author: no seat's early messages crowd out another's
+        self._proofs_kept = [0] * self.n  # proofs kept from each sender, and their bytes (MAX_PROOF_BYTES_KEPT)
+        self._proof_bytes = [0] * self.n
         self._since: dict[Owed, float] = {}
         self._noted_for: frozenset[Owed] = frozenset()
         self._sent_end: str | None = None
@@ -190,6 +196,8 @@ class TableSession:
         self.private_judged = [0] * self.n
         self.private_got = [0] * self.n  # private messages from each seat judged and taken here
         self.forwarded: set[str] = set()
+        self._past_notes = [0] * self.n  # notes of the round before taken, per author (`_fork_in_past`)
+        self._past_bytes = [0] * self.n
         self.applied = 0  # ledger log entries applied to this seat's own state
         self.my_state: Any = None
         self.dealt_state: Any = None  # this seat's state right after the deal (what the screen starts from)
@@ -266,7 +274,7 @@ class TableSession:
             self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
             return
         if set(raw) == {"proof"}:
-            self._proof_received(sender, raw["proof"])
+            self._proof_received(sender, raw["proof"], len(data))
             return
         try:
             msg = SignedMessage.from_json(raw)
@@ -307,17 +315,28 @@ class TableSession:
         chain = ledger.chains[author]
         if msg.seq == len(chain) and msg.kind in ("end", "stop", "leave", "wait", "secrets"):
             # A note of a seat still ending that round (it voided the round this seat confirmed): taken
-            # there, for the end signatures every present seat must agree on (P-5.8).
-            if msg.prev == (chain[-1].digest() if chain else "0" * 64) and len(chain) < MAX_ROUND_MESSAGES:
-                try:
-                    msg.verify(self.settings.seats[author])
-                except ProtocolError:
-                    return
-                before = len(ledger.stops)
-                ledger.add(author, msg)
-                ledger.advance()
-                self.last_kept = True
-                self._past_stops(ledger, before)
+            # there, for the end signatures every present seat must agree on (P-5.8), and passed on as
+            # any message taken, so every seat takes the same notes (P-6.2). A few, within a byte cap
+            # per author (P-6.6): a seat ending a round signs its secrets, a stop or leave, and ends.
+            size = len(msg.to_wire())
+            if (
+                msg.prev != (chain[-1].digest() if chain else "0" * 64)
+                or self._past_notes[author] >= MAX_PAST_NOTES
+                or self._past_bytes[author] + size > MAX_PAST_BYTES
+            ):
+                return
+            try:
+                msg.verify(self.settings.seats[author])
+            except ProtocolError:
+                return
+            self._past_notes[author] += 1
+            self._past_bytes[author] += size
+            before = len(ledger.stops)
+            ledger.add(author, msg)
+            ledger.advance()
+            self.last_kept = True
+            self._out.append(Send(None, msg.to_wire(), forward=True))
+            self._past_stops(ledger, before)
             return
         if msg.seq >= len(chain) or chain[msg.seq].digest() == msg.digest():
             return
@@ -428,8 +447,10 @@ class TableSession:
             return
         if round_of < len(self.rounds) and not self.finished and self._about_record(proof, round_of):
             # Even where the seat is exposed already: another proof (a fork of its secrets) may have come
-            # first, and this one (the audit they fail) is what undoes the round.
+            # first, and this one (the audit they fail) is what undoes the round. Kept, so a restart
+            # from the journal undoes it too (P-5.6).
             self._unconfirm(round_of)
+            self.last_kept = True
         if conviction.seat in self.convictions:
             return
         self.convictions[conviction.seat] = conviction
@@ -456,6 +477,10 @@ class TableSession:
         self.void = {"round": round_of, "why": why, "moves": moves or []}
         self.complete = False
         self._ending = True
+        if round_of < self.round_index:
+            # The round in progress was dealt on the round undone: it stops here, so it stops at every
+            # seat, its secrets and the ends become owed, and the table ends or visibly waits (P-6.4).
+            self._audit_stop(f"round {round_of + 1} was undone: {why}")
 
     def _about_record(self, proof: JSONObject, round_of: int) -> bool:
         """Whether a proof's fault lies in what a confirmed round's record and audit were built from: two
@@ -503,13 +528,17 @@ class TableSession:
             refs.append(item if seat in whole else [seat, msg.seq, msg.digest()])
         return {**proof, key: refs}
 
-    def _proof_received(self, sender: int | None, raw: object) -> None:
+    def _proof_received(self, sender: int | None, raw: object, size: int) -> None:
         """A proof passed on by seat `sender`: kept until the messages it names are here. A few per
         sender, so no seat can crowd out another's (P-6.6)."""
-        if not isinstance(raw, dict) or sender is None:
+        if not isinstance(raw, dict) or sender is None or not 0 <= sender < self.n:
             return
         if sum(1 for s, _ in self._pending_proofs if s == sender) >= MAX_PENDING_PROOFS:
             return
+        if self._proofs_kept[sender] >= 2 * self.n or self._proof_bytes[sender] + size > MAX_PROOF_BYTES_KEPT:
+            return  # P-6.6: an honest seat passes on a proof once per seat it exposes; this one sends on
+        self._proofs_kept[sender] += 1
+        self._proof_bytes[sender] += size
         self._pending_proofs.append((sender, raw))
         self.last_kept = True
 
@@ -952,7 +981,9 @@ class TableSession:
             self._expose(proof, send=True)
             self._void("the audit exposed a seat")
             return
-        voided = any(_voids(body) for _, _, body in ledger.stops)
+        # A round before this one was undone here (`_unconfirm`): this one is over unconfirmed, as at
+        # every seat that took the same stop or proof, and no record lands at another round's place.
+        voided = any(_voids(body) for _, _, body in ledger.stops) or len(self.rounds) != self.round_index
         if audit.complete and not self.convictions and audit.record is not None and not ledger.faults and not voided:
             self.rounds.append(audit.record)
             self.state = audit.state
@@ -970,6 +1001,9 @@ class TableSession:
         self._void("the round was stopped")
 
     def _void(self, why: str) -> None:
+        if self.void is not None and int(str(self.void["round"])) < self.round_index:
+            self._ending = True  # an earlier round was undone here: the record names that one
+            return
         ledger = self.ledger
         record = ledger.audit.record if ledger.audit is not None else None
         self.void = {"round": self.round_index, "why": why, "moves": list(record.moves) if record else []}
