@@ -370,7 +370,7 @@ def play_local_table(
     bot_delay: float | None = None,
 ) -> int:
     """`lanplay play`: one person against bots in the full-screen client; returns the exit status."""
-    from lanplay.describe import default_player_name
+    from lanplay.ui.describe import default_player_name
     from lanplay.ui.local_table import LocalTable, bot_delay_from_env
 
     if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"

@@ -6,7 +6,7 @@ the person chose (`action`): create, join the selected table, resume the unfinis
 The screen (lobby_screen.py) leaves the lobby when an action is set; the loop there carries it out.
 
 How a game starts: joining takes a seat, and that is all "ready" means; the host's lobby sends the
-table plan once every seat is taken, and the game starts by itself (lanplay/lobby.py).
+table plan once every seat is taken, and the game starts by itself (lanplay/net/lobby.py).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_LEVELS
-from lanplay.discovery import TableAdvert
-from lanplay.network import Network
+from lanplay.net.discovery import TableAdvert
+from lanplay.net.network import Network
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
 from protocol.encoding import JSONObject
@@ -319,7 +319,7 @@ class LobbyModel:
 
     def join_address(self) -> None:
         """Enter on the address line: join HOST:PORT, or say what is wrong with it."""
-        from lanplay.netcli import CommandError, parse_address
+        from lanplay.cli.netcli import CommandError, parse_address
 
         if self.address_text is None:
             return

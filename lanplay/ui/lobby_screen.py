@@ -26,12 +26,12 @@ from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
 from prompt_toolkit.output import Output
 
 from engine.games import get_game
-from lanplay.discovery import TableBrowser
-from lanplay.lobby import fetch_table_info
-from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
-from lanplay.runner import unfinished_journal
-from lanplay.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
-from lanplay.tables import bot_name
+from lanplay.base.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
+from lanplay.net.discovery import TableBrowser
+from lanplay.net.lobby import fetch_table_info
+from lanplay.net.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
+from lanplay.table.runner import unfinished_journal
+from lanplay.table.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.lobby_model import (
     GAME_ORDER,
@@ -509,12 +509,12 @@ def _table_for(
 
 def lobby_command(name: str | None, lang: str | None, interface: str | None) -> int:
     """`lanplay` (or `lanplay lobby`). An address not on this laptop or an unreadable saved choice raise
-    (`InterfaceError`, `StoreError`): `lanplay.cli.main` says so in one line, exit 2."""
-    from lanplay.describe import default_player_name
-    from lanplay.network import find_saved, network_in_use
-    from lanplay.store import data_dir, load_network
-    from lanplay.tables import load_identity
+    (`InterfaceError`, `StoreError`): `lanplay.cli.commands.main` says so in one line, exit 2."""
+    from lanplay.base.store import data_dir, load_network
+    from lanplay.net.network import find_saved, network_in_use
+    from lanplay.table.tables import load_identity
     from lanplay.ui.app import log_to_file
+    from lanplay.ui.describe import default_player_name
     from lanplay.ui.i18n import detect_lang
     from lanplay.ui.local_table import bot_delay_from_env
 

@@ -25,7 +25,7 @@ from engine.api import IllegalMove
 from engine.playout import shuffled_deal
 from engine.record import GameRecord, record_from_moves
 from lanplay.bots import Bot, make_bot
-from lanplay.describe import TrickStory, placement_msg, placements, trick_story
+from lanplay.ui.describe import TrickStory, placement_msg, placements, trick_story
 from lanplay.ui.model import CONTINUE, Event, ResultRow, RoundResult, TableModel
 
 DEFAULT_BOT_DELAY = 0.3

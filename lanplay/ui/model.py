@@ -537,7 +537,7 @@ class TableModel:
     def option_label(self, option: Choice) -> str:
         """An option as the screen names it: a card by its shown name (the 6/9 card is `G6/9`)."""
         if option.kind == "card" and self.game.id == "sixth-sense":
-            from lanplay.describe import sixth_sense_card_name
+            from lanplay.ui.describe import sixth_sense_card_name
 
             return sixth_sense_card_name(option.code)
         if option.kind == "row":

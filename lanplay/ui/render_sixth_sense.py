@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from engine.sixth_sense import ROUNDS, Play, SixthSenseState
-from lanplay.describe import TrickStory, trick_story
-from lanplay.describe import sixth_sense_card_name as _card_name
+from lanplay.ui.describe import TrickStory, trick_story
+from lanplay.ui.describe import sixth_sense_card_name as _card_name
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
 

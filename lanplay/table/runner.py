@@ -32,11 +32,11 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
-from lanplay.lobby import LobbyError, TablePlan
-from lanplay.mesh import Mesh, MeshError
-from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
-from lanplay.text import shown
-from lanplay.trace import Trace
+from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, save_record
+from lanplay.base.text import shown
+from lanplay.net.lobby import LobbyError, TablePlan
+from lanplay.net.mesh import Mesh, MeshError
+from lanplay.table.trace import Trace
 from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity

@@ -17,9 +17,9 @@ from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from lanplay.discovery import DiscoveryError
-    from lanplay.netcli import CommandError
-    from lanplay.store import StoreError
+    from lanplay.base.store import StoreError
+    from lanplay.cli.netcli import CommandError
+    from lanplay.net.discovery import DiscoveryError
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     lobby.set_defaults(run=run_lobby)
 
     # --- `lanplay play` (its options, their help and their checks live together here and in run_play)
-    from lanplay.describe import options_help
+    from lanplay.ui.describe import options_help
 
     play = sub.add_parser(
         "play", help="play on this laptop against bots", description="Play a game on this laptop against bots.",
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     play.set_defaults(run=run_play)
 
-    from lanplay.netcli import add_network_commands
+    from lanplay.cli.netcli import add_network_commands
 
     add_network_commands(sub)
     return parser
@@ -138,7 +138,7 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from lanplay.describe import replay_lines
+    from lanplay.ui.describe import replay_lines
 
     try:
         text = args.file.read_text(encoding="utf-8")
@@ -163,7 +163,7 @@ def run_replay(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     """One line per proof: who did what, by which rule (P-5.4); exit 2 if any proof shows nothing."""
     from engine.record import load_record_text
-    from lanplay.text import shown
+    from lanplay.base.text import shown
     from protocol.errors import ProtocolError
     from protocol.table.verify import check_end, check_record
 
@@ -193,7 +193,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
     """`--json`: the spec's error object (0-based indexes); else the replay's own words (Round 1, Bot 1)."""
-    from lanplay.describe import fault_text
+    from lanplay.ui.describe import fault_text
 
     if as_json:
         print(json.dumps(fault.to_json()))
@@ -212,7 +212,7 @@ class OptionError(ValueError):
 def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str, object]:
     """`KEY=VALUE` pairs; VALUE is JSON where it parses (true, 20), else a string. With `game_id`, every
     key must be one of that game's options."""
-    from lanplay.describe import option_keys_text, valid_option_keys
+    from lanplay.ui.describe import option_keys_text, valid_option_keys
 
     options: dict[str, object] = {}
     for pair in pairs:
@@ -230,8 +230,8 @@ def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str,
 
 
 def run_play(args: argparse.Namespace) -> int:
-    from lanplay.describe import default_player_name, option_keys_text
-    from lanplay.local import play_local
+    from lanplay.cli.local import play_local
+    from lanplay.ui.describe import default_player_name, option_keys_text
 
     game = get_game(args.game)
     players = 1 + args.bots
@@ -251,7 +251,7 @@ def run_play(args: argparse.Namespace) -> int:
         print(f"lanplay play: bad option: {exc.message} (options of {game.id}: {option_keys_text(game.id)})",
               file=sys.stderr)
         return 2
-    from lanplay.describe import option_notes
+    from lanplay.ui.describe import option_notes
 
     for note in option_notes(game.id, game.options_to_json(options)):
         print(f"lanplay play: note: {note}", file=sys.stderr)
@@ -287,9 +287,9 @@ def run_play(args: argparse.Namespace) -> int:
 
 
 def run_where(args: argparse.Namespace) -> int:
-    from lanplay.network import network_in_use
-    from lanplay.runner import unfinished_journal
-    from lanplay.store import data_dir, load_or_create_identity, set_aside_journals
+    from lanplay.base.store import data_dir, load_or_create_identity, set_aside_journals
+    from lanplay.net.network import network_in_use
+    from lanplay.table.runner import unfinished_journal
 
     directory = data_dir()
     identity = load_or_create_identity(directory)

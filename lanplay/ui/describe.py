@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.record import RecordFault, Replay
-from lanplay.lobby import SeatInfo
+from lanplay.net.lobby import SeatInfo
 from lanplay.ui.i18n import t
 from lanplay.ui.model import Msg
 from protocol.plan import bot_seats

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.games import all_games, get_game
+from lanplay.base.store import ResumeFailed, data_dir, remove_finished_journals
+from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument
-from lanplay.describe import bot_lines
-from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
-from lanplay.network import network_in_use, toward
-from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import ResumeFailed, data_dir, remove_finished_journals
-from lanplay.tables import (
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
+from lanplay.net.network import network_in_use, toward
+from lanplay.table.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
+from lanplay.table.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
     bot_name,
@@ -32,7 +32,7 @@ from lanplay.tables import (
     load_identity,
     resume_table,
 )
-from lanplay.text import shown
+from lanplay.ui.describe import bot_lines
 from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
@@ -114,8 +114,8 @@ class TextPlayer:
     """A person at a plain terminal: the legal moves are numbered, they type one."""
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
-        from lanplay.describe import move_text
         from lanplay.ui import screens
+        from lanplay.ui.describe import move_text
         from lanplay.ui.model import TableModel
 
         session = runner.session
@@ -191,7 +191,7 @@ def printer(names: list[str] | None = None) -> Any:
 
 def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path, str]:
     """The data directory and the address to play on. `InterfaceError` / `StoreError` (one line, exit 2
-    in `lanplay.cli.main`) for an address not on this laptop or an unreadable saved choice. Joining
+    in `lanplay.cli.commands.main`) for an address not on this laptop or an unreadable saved choice. Joining
     `join_host` with no network chosen: the network on the way to it."""
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
@@ -230,8 +230,8 @@ def _on_runner(runner: TableRunner) -> None:
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.cli import OptionError, parse_options
-    from lanplay.describe import option_notes
+    from lanplay.cli.commands import OptionError, parse_options
+    from lanplay.ui.describe import option_notes
 
     game = get_game(game_id)
     try:
@@ -358,7 +358,7 @@ def run_join(args: argparse.Namespace) -> int:
     directory, interface = _setup(args, address[0])
     if not (args.plain or args.bots) and sys.stdin.isatty() and sys.stdout.isatty():
         # The full-screen table, as joining from the lobby: the command the host's screen tells friends to type.
-        from lanplay.describe import default_player_name
+        from lanplay.ui.describe import default_player_name
         from lanplay.ui.i18n import detect_lang
         from lanplay.ui.play import join_net_table
 
