@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from engine.shuffle import shuffle
+
 JSONObject = dict[str, object]
 
 Phase = Literal[
@@ -144,10 +146,8 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
 
     def deal_shuffled(self, state: StateT, dealer: int, rng: random.Random) -> DealT:
         """The deal of the layout's deck shuffled by `rng` exactly as `rng.shuffle` does
-        (`engine.playout.shuffle`), for local games and playouts. A game may build the same deal
+        (`engine.shuffle.shuffle`), for local games and playouts. A game may build the same deal
         faster: these cards come from its own deck, so they need none of `deal_from_cards`'s checks."""
-        from engine.playout import shuffle  # here, since engine.playout imports this module
-
         cards: list[str | None] = list(self.layout(state, dealer).deck)
         shuffle(cards, rng)
         return self.deal_from_cards(state, dealer, cards)
