@@ -17,7 +17,7 @@ import pytest
 
 from lanplay.base.store import SavedNetwork, StoreError, data_dir, load_network, save_record
 from lanplay.cli.commands import main
-from lanplay.cli.netcli import CommandError, parse_address
+from lanplay.net.address import AddressError, parse_address
 from lanplay.net.discovery import InterfaceError
 from lanplay.net.network import (
     LOOPBACK_LABEL,
@@ -139,7 +139,7 @@ def test_choice_file_is_owner_only(tmp_path: Path) -> None:
     ],
 )
 def test_bad_addresses(text: str, why: str) -> None:
-    with pytest.raises(CommandError, match=why):
+    with pytest.raises(AddressError, match=why):
         parse_address(text)
 
 

@@ -14,11 +14,13 @@ from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
 from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
+from lanplay.cli.options import OptionError, parse_options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from lanplay.base.store import StoreError
     from lanplay.cli.netcli import CommandError
+    from lanplay.net.address import AddressError
     from lanplay.net.discovery import DiscoveryError
 
     parser = build_parser()
@@ -33,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return lobby_command(args.top_name, args.top_lang, None)
         apply_budget_argument(getattr(args, "bot_budget", None))
         result: int = args.run(args)
-    except (CommandError, DiscoveryError, StoreError) as exc:
+    except (AddressError, CommandError, DiscoveryError, StoreError) as exc:
         # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
         print(f"lanplay: {exc}", file=sys.stderr)
         return 2
@@ -203,30 +205,6 @@ def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
             players = parse_record(load_record_text(text)).players if text else None
         print(fault_text(fault, players), file=sys.stderr)
     return 2
-
-
-class OptionError(ValueError):
-    """A `--option` that is not KEY=VALUE or names no option of the game."""
-
-
-def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str, object]:
-    """`KEY=VALUE` pairs; VALUE is JSON where it parses (true, 20), else a string. With `game_id`, every
-    key must be one of that game's options."""
-    from lanplay.ui.describe import option_keys_text, valid_option_keys
-
-    options: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            hint = f"; for {game_id}: {option_keys_text(game_id)}" if game_id else ""
-            raise OptionError(f"--option wants KEY=VALUE, e.g. {key or 'target'}=true, not {pair!r}{hint}")
-        if game_id is not None and key not in valid_option_keys(game_id):
-            raise OptionError(f"{game_id} has no option {key!r}; its options: {option_keys_text(game_id)}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
 
 
 def run_play(args: argparse.Namespace) -> int:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
-import re
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +18,8 @@ from engine.games import all_games, get_game
 from lanplay.base.store import ResumeFailed, data_dir, remove_finished_journals
 from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument
+from lanplay.cli.options import OptionError, parse_options
+from lanplay.net.address import parse_address
 from lanplay.net.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.net.network import network_in_use, toward
 from lanplay.table.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
@@ -36,11 +36,6 @@ from lanplay.ui.describe import bot_lines
 from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
-# A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
-_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?")
-
-
 class CommandError(Exception):
     """Bad input on the command line: `lanplay` prints the message as one line and exits 2."""
 
@@ -230,7 +225,6 @@ def _on_runner(runner: TableRunner) -> None:
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.cli.commands import OptionError, parse_options
     from lanplay.ui.describe import option_notes
 
     game = get_game(game_id)
@@ -259,23 +253,6 @@ def _report(outcome: Outcome) -> int:
         )
         return 4
     return 0
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """HOST:PORT as `lanplay host` prints it: an IPv4 address or a host name, and a port 1–65535.
-    `CommandError` saying which part is wrong."""
-    host, sep, port = text.strip().rpartition(":")
-    if not sep:
-        raise CommandError(f"expected HOST:PORT (e.g. 192.168.1.23:40123), got {text!r}: no port")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise CommandError(f"bad port {port!r} in {text!r}: a port is a number from 1 to 65535")
-    try:
-        return str(ipaddress.IPv4Address(host)), int(port)
-    except ValueError:
-        pass
-    if not host or not _HOST_NAME.fullmatch(host) or host.replace(".", "").isdigit():
-        raise CommandError(f"bad host {host!r} in {text!r}: give the IPv4 address `lanplay host` printed")
-    return host, int(port)
 
 
 async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, player: LocalPlayer, args: Any) -> int:

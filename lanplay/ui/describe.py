@@ -16,8 +16,7 @@ from typing import Any
 
 from engine.record import RecordFault, Replay
 from lanplay.net.lobby import SeatInfo
-from lanplay.ui.i18n import t
-from lanplay.ui.model import Msg
+from lanplay.ui.i18n import Msg, t
 from protocol.plan import bot_seats
 
 # --- names ---------------------------------------------------------------------------------------------

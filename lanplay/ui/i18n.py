@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 LANGUAGES = ("en", "nl")
 
@@ -757,6 +758,17 @@ def t(key: str, lang: str = "en", **params: object) -> str:
         return template.format_map(values)
     except (ValueError, TypeError):  # a format spec that does not fit the value: show the plain template
         return template
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A message id and its parameters: words are chosen at render time, in the model's language."""
+
+    key: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        return t(self.key, lang, **self.params)
 
 
 def rules_summary(game_id: str, lang: str) -> tuple[str, ...]:

@@ -20,10 +20,10 @@ from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_LEVELS
+from lanplay.net.address import AddressError, parse_address
 from lanplay.net.discovery import TableAdvert
 from lanplay.net.network import Network
-from lanplay.ui.i18n import t
-from lanplay.ui.model import Msg
+from lanplay.ui.i18n import Msg, t
 from protocol.encoding import JSONObject
 from protocol.table import PROTOCOL_VERSION
 
@@ -319,13 +319,11 @@ class LobbyModel:
 
     def join_address(self) -> None:
         """Enter on the address line: join HOST:PORT, or say what is wrong with it."""
-        from lanplay.cli.netcli import CommandError, parse_address
-
         if self.address_text is None:
             return
         try:
             address = parse_address(self.address_text)
-        except CommandError as exc:
+        except AddressError as exc:
             self.set_error("addr_bad", reason=str(exc))
             return
         self.address_text = None

@@ -33,6 +33,7 @@ from lanplay.net.network import LOOPBACK_LABEL, NetworkInUse, local_networks, re
 from lanplay.table.runner import unfinished_journal
 from lanplay.table.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
+from lanplay.ui.i18n import Msg
 from lanplay.ui.lobby_model import (
     GAME_ORDER,
     ChangeNetwork,
@@ -47,7 +48,7 @@ from lanplay.ui.lobby_model import (
     options_text,
     seat_text,
 )
-from lanplay.ui.model import Msg, TableModel
+from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_path, wrap_text
 from protocol.identity import Identity

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.api import Game, IllegalMove
-from lanplay.ui.i18n import t
+from lanplay.ui.i18n import Msg, t
 from lanplay.ui.names import marker, short_names
 
 AnyGame = Game[Any, Any, Any, Any]
@@ -38,17 +38,6 @@ class Continue:
 
 
 CONTINUE = Continue()
-
-
-@dataclass(frozen=True, slots=True)
-class Msg:
-    """A message id and its parameters: words are chosen at render time, in the model's language."""
-
-    key: str
-    params: Mapping[str, object] = field(default_factory=dict)
-
-    def text(self, lang: str) -> str:
-        return t(self.key, lang, **self.params)
 
 
 @dataclass(frozen=True, slots=True)
