@@ -28,9 +28,10 @@ from engine.sixth_sense import (
 )
 from engine.take6 import TAKE6, Take6Options, Take6State
 from engine.take6 import Play as Take6Play
-from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot, make_bot
+from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot
 from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, ExpertBot, budget_from_env, deal_hidden, searcher_for
 from lanplay.bots.expert.sixes import choices_by_seat, log_likelihood
+from lanplay.games import make_bot
 
 AnyGame = Game[Any, Any, Any, Any]
 

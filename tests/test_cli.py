@@ -11,7 +11,7 @@ import pytest
 
 from engine.games import all_games
 from lanplay.cli.commands import main
-from lanplay.ui.describe import OPTION_HELP, valid_option_keys
+from lanplay.games import OPTION_HELP, valid_option_keys
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.json"))
 

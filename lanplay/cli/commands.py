@@ -15,6 +15,8 @@ from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
 from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 from lanplay.cli.options import OptionError, parse_options
+from lanplay.games import BUNDLES, option_keys_text, option_notes, options_help, replay_lines
+from lanplay.ui.describe import default_player_name, fault_text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,13 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     lobby.set_defaults(run=run_lobby)
 
     # --- `lanplay play` (its options, their help and their checks live together here and in run_play)
-    from lanplay.ui.describe import options_help
 
     play = sub.add_parser(
         "play", help="play on this laptop against bots", description="Play a game on this laptop against bots.",
         epilog=options_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense",
+    play.add_argument("--game", choices=sorted(all_games()), default=BUNDLES[0].id,
                       help="the game to play (default: sixth-sense)")
     play.add_argument("--bots", type=int, default=3, help="how many bots join you (default: 3)")
     play.add_argument("--name", default=None, help="your name at the table (default: your login name)")
@@ -140,7 +141,6 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from lanplay.ui.describe import replay_lines
 
     try:
         text = args.file.read_text(encoding="utf-8")
@@ -195,7 +195,6 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
     """`--json`: the spec's error object (0-based indexes); else the replay's own words (Round 1, Bot 1)."""
-    from lanplay.ui.describe import fault_text
 
     if as_json:
         print(json.dumps(fault.to_json()))
@@ -209,7 +208,6 @@ def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
 
 def run_play(args: argparse.Namespace) -> int:
     from lanplay.cli.local import play_local
-    from lanplay.ui.describe import default_player_name, option_keys_text
 
     game = get_game(args.game)
     players = 1 + args.bots
@@ -229,8 +227,6 @@ def run_play(args: argparse.Namespace) -> int:
         print(f"lanplay play: bad option: {exc.message} (options of {game.id}: {option_keys_text(game.id)})",
               file=sys.stderr)
         return 2
-    from lanplay.ui.describe import option_notes
-
     for note in option_notes(game.id, game.options_to_json(options)):
         print(f"lanplay play: note: {note}", file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()) and not args.plain:

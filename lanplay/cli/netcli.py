@@ -19,6 +19,7 @@ from lanplay.base.store import ResumeFailed, data_dir, remove_finished_journals
 from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument
 from lanplay.cli.options import OptionError, parse_options
+from lanplay.games import option_notes
 from lanplay.net.address import parse_address
 from lanplay.net.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.net.network import network_in_use, toward
@@ -32,7 +33,7 @@ from lanplay.table.tables import (
     load_identity,
     resume_table,
 )
-from lanplay.ui.describe import bot_lines
+from lanplay.ui.describe import bot_lines, move_text
 from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
@@ -110,7 +111,6 @@ class TextPlayer:
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
         from lanplay.ui import screens
-        from lanplay.ui.describe import move_text
         from lanplay.ui.model import TableModel
 
         session = runner.session
@@ -124,7 +124,7 @@ class TextPlayer:
             if text:
                 print(text)
         for index, move in enumerate(moves, 1):
-            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move), session.game.id)}")
+            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move), table.words.card_name)}")
         while True:
             line = await _read_line()
             if not line:
@@ -225,8 +225,6 @@ def _on_runner(runner: TableRunner) -> None:
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.ui.describe import option_notes
-
     game = get_game(game_id)
     try:
         options = game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))

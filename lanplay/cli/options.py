@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from lanplay.games import option_keys_text, valid_option_keys
+
 
 class OptionError(ValueError):
     """A `--option` that is not KEY=VALUE or names no option of the game."""
@@ -13,8 +15,6 @@ class OptionError(ValueError):
 def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str, object]:
     """`KEY=VALUE` pairs; VALUE is JSON where it parses (true, 20), else a string. With `game_id`, every
     key must be one of that game's options."""
-    from lanplay.ui.describe import option_keys_text, valid_option_keys  # here: start-up speed of `lanplay`
-
     options: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

@@ -34,6 +34,7 @@ from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
 from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, save_record
 from lanplay.base.text import shown
+from lanplay.games import make_bot
 from lanplay.net.lobby import LobbyError, TablePlan
 from lanplay.net.mesh import Mesh, MeshError
 from lanplay.table.trace import Trace
@@ -627,8 +628,6 @@ class BotPlayer:
     """A bot at this seat: it sees only the session's view of its own seat."""
 
     def __init__(self, game_id: str, kind: str = "heuristic", delay: float = 0.0, seed: int | None = None) -> None:
-        from lanplay.bots import make_bot
-
         self.bot = make_bot(game_id, kind, seed)
         self.delay = delay
 

@@ -237,7 +237,7 @@ EN: dict[str, str] = {
     "blocks": "blocks {card}",
     "last_trick": "Last trick (trick {trick}): {name} won",
     "last_trick_void": "Last trick (trick {trick}): nobody won",
-    # why a trick went as it did (lanplay/ui/describe.py trick_story; S-4.5, S-6)
+    # why a trick went as it did (lanplay/games/sixth_sense/words.py trick_story; S-4.5, S-6)
     "tw_block": "{name}'s {card} blocks {card2}: neither counts",
     "tw_block_action": "the blocked {card} does nothing",
     "tw_led_set": "{name}'s {card} set the led colour: {colour}",

@@ -20,6 +20,7 @@ from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_LEVELS
+from lanplay.games import BUNDLES
 from lanplay.net.address import AddressError, parse_address
 from lanplay.net.discovery import TableAdvert
 from lanplay.net.network import Network
@@ -27,18 +28,10 @@ from lanplay.ui.i18n import Msg, t
 from protocol.encoding import JSONObject
 from protocol.table import PROTOCOL_VERSION
 
-GAME_ORDER = ("sixth-sense", "take6", "sixes")
+GAME_ORDER = tuple(bundle.id for bundle in BUNDLES)
 
 # The options the form offers, per game, and the values each cycles through (the first is the default).
-FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {
-    "sixth-sense": (
-        ("beginner", (False, True)),
-        ("target", (None, 1, 5, 10, 15, 20, 25, 30, 40, 50)),
-        ("late_trump", (False, True)),
-    ),
-    "take6": (("tactic", (False, True)), ("logic", (False, True)), ("profi", (False, True))),
-    "sixes": (("chips", (10,)),),  # a number: ←/→ step it (X-1.4: 1 to 50)
-}
+FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {bundle.id: bundle.form for bundle in BUNDLES}
 
 
 def options_text(options: Mapping[str, object]) -> str:

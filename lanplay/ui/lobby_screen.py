@@ -27,6 +27,7 @@ from prompt_toolkit.output import Output
 
 from engine.games import get_game
 from lanplay.base.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
+from lanplay.games import game_bundle
 from lanplay.net.discovery import TableBrowser
 from lanplay.net.lobby import fetch_table_info
 from lanplay.net.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
@@ -34,6 +35,7 @@ from lanplay.table.runner import unfinished_journal
 from lanplay.table.tables import bot_name
 from lanplay.ui.app import STYLE, _columns, run_table_app
 from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, join, plain, text_line, wrap_path, wrap_text
 from lanplay.ui.lobby_model import (
     GAME_ORDER,
     ChangeNetwork,
@@ -50,7 +52,7 @@ from lanplay.ui.lobby_model import (
 )
 from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
-from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_path, wrap_text
+from lanplay.ui.screens import SCREEN_WIDTH
 from protocol.identity import Identity
 
 log = logging.getLogger(__name__)
@@ -176,8 +178,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
     lines.append(text_line(""))
     free = form.seats - 1 - form.bots
     lines.extend(wrap_text(model.text("form_summary", bots=form.bots, free=free), width - 1))
-    if form.game_id == "sixth-sense" and form.values.get("beginner") is True and form.values.get("late_trump") is True:
-        lines.extend(wrap_text(model.text("form_late_trump_beginner"), width - 1, "class:disabled"))
+    for note in game_bundle(form.game_id).words.form_notes(form.values):
+        lines.extend(wrap_text(model.text(note), width - 1, "class:disabled"))
     return lines
 
 

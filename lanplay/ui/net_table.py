@@ -444,11 +444,7 @@ class NetTable:
         return after
 
     def _tell_trump(self, before: Any, after: Any) -> None:
-        if self.game.id != "sixth-sense":
-            return
-        r0, r1 = getattr(before, "round", None), getattr(after, "round", None)
-        if r0 is not None and r1 is not None and r0.trump is None and r1.trump is not None:
-            self.model.add_event("ev_trump", colour=r1.trump.colour)
+        self.model.add_events(self.model.words.reveal_events(before, after))
 
     def _moved(self, event: Moved) -> None:
         before = self.shadow

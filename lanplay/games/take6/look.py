@@ -3,9 +3,21 @@ pool while drafting (logic, T-5.2) and a note for profi rows (T-5.3)."""
 
 from __future__ import annotations
 
-from engine.take6 import BULLHEADS, HAND_SIZE, HIDDEN, ROW_LIMIT, Take6State, row_bullheads
-from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, clicker, flow, hand_with_options, me_mark, text_line
+from typing import TYPE_CHECKING, Any
+
+from engine.api import IllegalMove
+from engine.take6 import BULLHEADS, HAND_SIZE, HIDDEN, ROW_LIMIT, Pick, Take6State, TakeRow, row_bullheads
+from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, clicker, flow, hand_with_options, me_mark, text_line
+from lanplay.ui.values import Choice
+
+if TYPE_CHECKING:
+    from lanplay.ui.model import TableModel
+
+CARD_MARK = ""
+OWN_GRID_KINDS = frozenset({"take_row"})  # the rows on the table are the options and record their own places
+HIGHEST_FIRST = False  # T-4.2: the fewest bullheads win
+NUMBERS_ARE_CARDS = True  # 6 nimmt! cards are numbers: typing 62 picks card 62
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -155,3 +167,28 @@ def hand_area(model: TableModel, width: int) -> Lines:
         lines.extend(flow(mine, width - 1, indent=1))
         return lines
     return hand_with_options(model, hand, width)
+
+
+# --- what the player points at ---------------------------------------------------------------------------
+
+
+def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    if moves and isinstance(moves[0], TakeRow):
+        return tuple(Choice("row", str(m.row), (m,)) for m in moves)
+    if moves and isinstance(moves[0], Pick):
+        return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+    return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+
+
+def prompt(model: TableModel) -> Msg:
+    kind = model.kind
+    if kind == "take_row":
+        pending = model.view.pending if model.view is not None else ()
+        return Msg("your_turn_take_row", {"card": pending[0][0] if pending else "?"})
+    if kind == "pick":
+        return Msg("your_turn_pick")
+    return Msg("your_turn_choose")
+
+
+def refusal(model: TableModel, option: Choice, exc: IllegalMove) -> Msg | None:
+    return None

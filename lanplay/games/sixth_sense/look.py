@@ -3,13 +3,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.sixth_sense import ROUNDS, Play, SixthSenseState
-from lanplay.ui.describe import TrickStory, trick_story
-from lanplay.ui.describe import sixth_sense_card_name as _card_name
-from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
+from engine.api import IllegalMove
+from engine.sixth_sense import ROUNDS, SIX_NINE, Play, SixthSenseState, Split, required_colour
+from lanplay.games.sixth_sense.words import TrickStory, trick_story
+from lanplay.games.sixth_sense.words import card_name as _card_name
+from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
+from lanplay.ui.values import Choice
+
+if TYPE_CHECKING:
+    from lanplay.ui.model import TableModel
+
+CARD_MARK = ""
+OWN_GRID_KINDS: frozenset[str] = frozenset()
+HIGHEST_FIRST = True
+NUMBERS_ARE_CARDS = False
 
 
 def card_look(code: str) -> tuple[str, str]:
@@ -197,3 +207,30 @@ def hand_area(model: TableModel, width: int) -> Lines:
     r = view.round if view is not None else None
     hand = r.hands[model.my_seat] if r is not None else None
     return hand_with_options(model, [c.code for c in hand or ()], width)
+
+
+# --- what the player points at ---------------------------------------------------------------------------
+
+
+def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    if moves and isinstance(moves[0], Split):
+        return tuple(Choice("button", "split_yes" if m.split else "split_no", (m,)) for m in moves)
+    hand = view.round.hands[seat] if view is not None and view.round is not None else None
+    cards = hand if hand is not None else tuple(dict.fromkeys(m.card for m in moves))
+    out = []
+    for card in cards:
+        of_card = tuple(m for m in moves if m.card is card)
+        probe = Play(seat, card, SIX_NINE if card.value == SIX_NINE else None)
+        out.append(Choice("card", card.code, of_card, probe))
+    return tuple(out)
+
+
+def prompt(model: TableModel) -> Msg:
+    return Msg({"predict": "your_turn_predict", "split": "your_turn_split"}.get(model.kind, "your_turn_play"))
+
+
+def refusal(model: TableModel, option: Choice, exc: IllegalMove) -> Msg | None:
+    if exc.rule == "S-4.2":
+        colour = required_colour(model.view.round.trick) or "?"
+        return Msg("refuse_follow", {"card": model.option_label(option), "colour": colour, "rule": exc.rule})
+    return None
