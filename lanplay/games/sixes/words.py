@@ -1,14 +1,17 @@
 """How Sixes is told: a round of a record for `lanplay replay` (passes, plays, the pot; X-2, X-3), the columns
-(X-2.3), the table's log move by move, its option (X-1.4)."""
+(X-2.3), the table's log move by move, its option (X-1.4). What happened is the engine's account
+(engine/sixes_events.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.sixes import SUITS, Pass
+from engine.sixes import SIXES, SUITS
+from engine.sixes_events import Passed, Played
+from engine.sixes_events import move_events as told
 from lanplay.games.bundle import Moves
-from lanplay.ui.describe import int_or_none, move_text, plural, seat_name
+from lanplay.ui.describe import move_text, plural, seat_name
 from lanplay.ui.i18n import t
 from lanplay.ui.values import Event, ResultRow, RoundResult
 
@@ -36,15 +39,15 @@ def form_notes(values: Mapping[str, object]) -> tuple[str, ...]:
 def round_lines(players: Sequence[str], dealt: Any, moves: Moves) -> Iterator[str]:
     state = dealt
     for move, after in moves:
-        seat = int_or_none(move.get("seat"))
-        if move.get("pass"):
-            paid = "pays a chip" if seat is not None and state.chips[seat] > 0 else "has no chip to pay"
-            yield f"  {seat_name(players, seat)} passes and {paid}"
-        else:
-            yield "  " + move_text(players, move)
+        for event in told(state, SIXES.move_from_json(move), after):
+            if isinstance(event, Passed):
+                paid = "pays a chip" if event.paid else "has no chip to pay"
+                yield f"  {seat_name(players, event.seat)} passes and {paid}"
+            elif isinstance(event, Played):
+                yield "  " + move_text(players, move)
         state = after
     r = state.round
-    if r is not None and r.winner is not None:
+    if r is not None and r.winner is not None:  # X-2.5, said with the columns it left
         pot = plural(r.pot_won, "chip", "chips")
         yield f"  {seat_name(players, r.winner)} is out of cards and wins the pot of {pot}"
         yield "  Columns at the end: " + columns_text(r.columns)
@@ -68,10 +71,14 @@ def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Even
 
 
 def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
-    name = model.name(move.seat)
-    if isinstance(move, Pass):
-        return [Event("ev_sx_pass" if before.chips[move.seat] > 0 else "ev_sx_pass_free", {"name": name})]
-    return [Event("ev_sx_play", {"name": name, "card": move.card})]
+    """The engine's account of `move` in the table's words; going out is told with the round's end."""
+    events: list[Event] = []
+    for event in told(before, move, after):
+        if isinstance(event, Passed):
+            events.append(Event("ev_sx_pass" if event.paid else "ev_sx_pass_free", {"name": model.name(event.seat)}))
+        elif isinstance(event, Played):
+            events.append(Event("ev_sx_play", {"name": model.name(event.seat), "card": event.card}))
+    return events
 
 
 def reveal_events(before: Any, after: Any) -> list[Event]:

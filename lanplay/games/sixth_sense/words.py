@@ -1,8 +1,9 @@
 """How 6th Sense is told: its cards (the 6/9 card is G6/9, S-1.1), why a trick went as it did (S-4.5, S-5,
 S-6), a round of a record for `lanplay replay`, the table's log move by move, its options (S-8).
 
-The stories are built from the engine's own decisions (`trick_winner`): this module never decides a rule itself,
-it says what the engine decided. Each phrase is a `Msg` (lanplay/ui/i18n.py holds the words)."""
+What happened is the engine's account (engine/sixth_sense_events.py), and why a trick went as it did is built from
+the engine's own `trick_winner`: this module never decides a rule itself, it says what the engine decided. Each
+phrase is a `Msg` (lanplay/ui/i18n.py holds the words)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from engine.sixth_sense import BLOCK, DOUBLE, PEEK, REVERSAL, SIXTH_SENSE, Play, Predict, Split, trick_winner
+from engine.sixth_sense import BLOCK, DOUBLE, PEEK, REVERSAL, SIXTH_SENSE, trick_winner
+from engine.sixth_sense_events import Peeked, Played, Predicted, SplitChosen, TrickDone, TrumpTurned
+from engine.sixth_sense_events import move_events as told
+from engine.sixth_sense_events import reveal_events as told_reveal
 from lanplay.games.bundle import Moves
 from lanplay.ui.describe import move_text, plural, seat_name, sentence
 from lanplay.ui.i18n import Msg, t
@@ -146,33 +150,27 @@ def round_lines(players: Sequence[str], dealt: Any, moves: Moves) -> Iterator[st
         yield f"  Trump: {card_name(r.trump.code)} ({t('colour_' + r.trump.colour)})"
     elif dealt.options.beginner:
         yield "  No trump (beginner)"
-    trick: list[Any] = []
     texts: list[str] = []
+    state = dealt
     for move, after in moves:
-        if "predict" in move:
-            yield "  " + move_text(players, move, card_name)
-            continue
-        if "split" in move:
-            yield "    " + move_text(players, move, card_name)
-            continue
-        play = SIXTH_SENSE.move_from_json(move)
-        assert isinstance(play, Play)
-        trick.append(play)
-        texts.append(move_text(players, move, card_name).replace(" plays ", " "))
-        winners = after.round.trick_winners
-        if len(trick) < dealt.players:
-            continue
-        trump = after.round.trump.colour if after.round.trump is not None and not dealt.options.beginner else None
-        story = trick_story(len(winners), trick, trump, players)
-        outcome = f"{seat_name(players, story.winner)} wins" if story.winner is not None else "nobody wins"
-        yield f"  Trick {len(winners)}: {'; '.join(texts)} → {outcome}"
-        for note in story.notes():
-            yield "    " + sentence(note.text("en"))
-        trick, texts = [], []
-        for peek in after.round.peeks:
-            if peek.trick == len(winners) - 1:
-                peeker, target = seat_name(players, peek.peeker), seat_name(players, peek.target)
+        for event in told(state, SIXTH_SENSE.move_from_json(move), after):
+            if isinstance(event, Predicted):
+                yield "  " + move_text(players, move, card_name)
+            elif isinstance(event, SplitChosen):
+                yield "    " + move_text(players, move, card_name)
+            elif isinstance(event, Played):
+                texts.append(move_text(players, move, card_name).replace(" plays ", " "))
+            elif isinstance(event, TrickDone):
+                story = trick_story(event.trick_no, event.plays, event.trump, players)
+                outcome = f"{seat_name(players, story.winner)} wins" if story.winner is not None else "nobody wins"
+                yield f"  Trick {event.trick_no}: {'; '.join(texts)} → {outcome}"
+                for note in story.notes():
+                    yield "    " + sentence(note.text("en"))
+                texts = []
+            elif isinstance(event, Peeked):
+                peeker, target = seat_name(players, event.peeker), seat_name(players, event.target)
                 yield f"    {peeker} led an 8 and looks at {target}'s prediction card (S-6.4)"
+        state = after
     last = moves[-1][1].round if moves else None
     if last is not None and last.points is not None:
         for seat, name in enumerate(players):
@@ -199,62 +197,55 @@ def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Even
 
 
 def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+    """The engine's account of `move` in the table's words; a peek's card goes to the peeker's model alone."""
     me = model.my_seat
-    name = model.name(move.seat)
     events: list[Event] = []
-    r0, r1 = before.round, after.round
-    if isinstance(move, Predict):
-        if move.seat == me:
-            assert move.card is not None
-            events.append(Event("ev_you_predicted", {"card": str(move.card)}))
-        else:
-            events.append(Event("ev_predicted", {"name": name}))  # S-3.4: never which card
-        if all(r1.predicted) and after.options.late_trump and not after.options.beginner and r1.trump is not None:
-            events.append(Event("ev_trump", {"colour": r1.trump.colour}))  # S-8.3
-        return events
-    if isinstance(move, Split):
-        story = model.recent.get("last_trick")
-        if isinstance(story, TrickStory):
-            model.recent["last_trick"] = story.with_split(move.split)
-        return [Event("ev_split" if move.split else "ev_nosplit", {"name": name})]
-    assert isinstance(move, Play)
-    card = str(move.card)
-    if move.block is not None:
-        events.append(Event("ev_play_block", {"name": name, "card": card, "card2": str(move.block)}))
-    elif move.as_value is not None:
-        events.append(Event("ev_play_as", {"name": name, "card": card, "value": move.as_value}))
-    else:
-        events.append(Event("ev_play", {"name": name, "card": card}))
-    if len(r1.trick_winners) > len(r0.trick_winners):
-        trick_no = len(r1.trick_winners)
-        winner = r1.trick_winners[-1]
-        trump = r1.trump.colour if r1.trump is not None and not after.options.beginner else None
-        story = trick_story(trick_no, (*r0.trick, move), trump, model.players)
-        model.recent["last_trick"] = story
-        if winner is None:
-            events.append(Event("ev_trick_void", {"trick": trick_no}))
-        else:
-            events.append(Event("ev_trick_won", {"trick": trick_no, "name": model.name(winner)}))
-        # S-6: why it went so, one indented line each (the last, the split, comes with the Split move)
-        events.extend(Event(note.key, note.params) for note in story.why if note.key != "tw_all_blocked")
-        for peek in r1.peeks[len(r0.peeks) :]:  # S-6.4: only the peeker learns the card
-            if peek.peeker == me:
-                prediction = r1.predictions[peek.target]
-                if prediction is not None:
-                    model.show_peek(peek.trick + 1, peek.target, str(prediction))
-            elif peek.target == me:
-                events.append(Event("ev_peek_you", {"name": model.name(peek.peeker)}))
+    for event in told(before, move, after):
+        if isinstance(event, Predicted):
+            if event.seat == me:
+                assert event.card is not None
+                events.append(Event("ev_you_predicted", {"card": str(event.card)}))
             else:
-                events.append(Event("ev_peek", {"name": model.name(peek.peeker), "name2": model.name(peek.target)}))
+                events.append(Event("ev_predicted", {"name": model.name(event.seat)}))  # S-3.4: never which card
+        elif isinstance(event, TrumpTurned):
+            events.append(Event("ev_trump", {"colour": event.trump.colour}))  # S-8.3
+        elif isinstance(event, SplitChosen):
+            story = model.recent.get("last_trick")
+            if isinstance(story, TrickStory):
+                model.recent["last_trick"] = story.with_split(event.split)
+            events.append(Event("ev_split" if event.split else "ev_nosplit", {"name": model.name(event.seat)}))
+        elif isinstance(event, Played):
+            name, card = model.name(event.seat), str(event.card)
+            if event.block is not None:
+                events.append(Event("ev_play_block", {"name": name, "card": card, "card2": str(event.block)}))
+            elif event.as_value is not None:
+                events.append(Event("ev_play_as", {"name": name, "card": card, "value": event.as_value}))
+            else:
+                events.append(Event("ev_play", {"name": name, "card": card}))
+        elif isinstance(event, TrickDone):
+            story = trick_story(event.trick_no, event.plays, event.trump, model.players)
+            model.recent["last_trick"] = story
+            if event.winner is None:
+                events.append(Event("ev_trick_void", {"trick": event.trick_no}))
+            else:
+                events.append(Event("ev_trick_won", {"trick": event.trick_no, "name": model.name(event.winner)}))
+            # S-6: why it went so, one indented line each (the last, the split, comes with the Split move)
+            events.extend(Event(note.key, note.params) for note in story.why if note.key != "tw_all_blocked")
+        elif isinstance(event, Peeked):  # S-6.4: only the peeker learns the card
+            if event.peeker == me:
+                if event.card is not None:
+                    model.show_peek(event.trick + 1, event.target, str(event.card))
+            elif event.target == me:
+                events.append(Event("ev_peek_you", {"name": model.name(event.peeker)}))
+            else:
+                events.append(Event("ev_peek", {"name": model.name(event.peeker), "name2": model.name(event.target)}))
     return events
 
 
 def reveal_events(before: Any, after: Any) -> list[Event]:
     """What the table learns when late cards are turned: the trump, after the predictions (S-8.3)."""
-    r0, r1 = getattr(before, "round", None), getattr(after, "round", None)
-    if r0 is not None and r1 is not None and r0.trump is None and r1.trump is not None:
-        return [Event("ev_trump", {"colour": r1.trump.colour})]
-    return []
+    return [Event("ev_trump", {"colour": event.trump.colour}) for event in told_reveal(before, after)
+            if isinstance(event, TrumpTurned)]
 
 
 def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
