@@ -13,18 +13,24 @@ from pathlib import Path
 from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
+from lanplay.base.store import StoreError, data_dir, load_or_create_identity, set_aside_journals
+from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
+from lanplay.cli.local import play_local
+from lanplay.cli.netcli import CommandError, add_network_commands
 from lanplay.cli.options import OptionError, parse_options
 from lanplay.games import BUNDLES, option_keys_text, option_notes, options_help, replay_lines
+from lanplay.net.address import AddressError
+from lanplay.net.discovery import DiscoveryError
+from lanplay.net.network import network_in_use
+from lanplay.table.runner import unfinished_journal
 from lanplay.ui.describe import default_player_name, fault_text
+from lanplay.ui.i18n import detect_lang, t
+from protocol.errors import ProtocolError
+from protocol.table.verify import check_end, check_record
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from lanplay.base.store import StoreError
-    from lanplay.cli.netcli import CommandError
-    from lanplay.net.address import AddressError
-    from lanplay.net.discovery import DiscoveryError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     for top, own in (("top_name", "name"), ("top_lang", "lang")):
@@ -32,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(args, own, getattr(args, top))
     try:
         if args.command is None:  # `lanplay` alone: the lobby
-            from lanplay.ui.lobby_screen import lobby_command
+            from lanplay.ui.lobby_screen import lobby_command  # here: start-up speed (prompt_toolkit)
 
             return lobby_command(args.top_name, args.top_lang, None)
         apply_budget_argument(getattr(args, "bot_budget", None))
@@ -119,7 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     play.set_defaults(run=run_play)
 
-    from lanplay.cli.netcli import add_network_commands
 
     add_network_commands(sub)
     return parser
@@ -164,11 +169,6 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """One line per proof: who did what, by which rule (P-5.4); exit 2 if any proof shows nothing."""
-    from engine.record import load_record_text
-    from lanplay.base.text import shown
-    from protocol.errors import ProtocolError
-    from protocol.table.verify import check_end, check_record
-
     try:
         raw = load_record_text(args.file.read_text(encoding="utf-8"))
         names, results = check_record(raw)
@@ -207,8 +207,6 @@ def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
 
 
 def run_play(args: argparse.Namespace) -> int:
-    from lanplay.cli.local import play_local
-
     game = get_game(args.game)
     players = 1 + args.bots
     if not game.min_players <= players <= game.max_players:
@@ -235,11 +233,10 @@ def run_play(args: argparse.Namespace) -> int:
         return 2
     args.name = args.name or default_player_name()
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
-    from lanplay.ui.i18n import detect_lang, t
 
     if not args.plain:
-        from lanplay.ui.app import play_local_table
-        from lanplay.ui.play import play_net_table
+        from lanplay.ui.app import play_local_table  # here: start-up speed (prompt_toolkit)
+        from lanplay.ui.play import play_net_table  # here: start-up speed (prompt_toolkit)
 
         if args.offline:
             return play_local_table(
@@ -261,10 +258,6 @@ def run_play(args: argparse.Namespace) -> int:
 
 
 def run_where(args: argparse.Namespace) -> int:
-    from lanplay.base.store import data_dir, load_or_create_identity, set_aside_journals
-    from lanplay.net.network import network_in_use
-    from lanplay.table.runner import unfinished_journal
-
     directory = data_dir()
     identity = load_or_create_identity(directory)
     network = network_in_use(args.interface, directory, ask=True)  # a bad choice is one line, before the rest
@@ -289,7 +282,7 @@ def run_where(args: argparse.Namespace) -> int:
 
 
 def run_lobby(args: argparse.Namespace) -> int:
-    from lanplay.ui.lobby_screen import lobby_command
+    from lanplay.ui.lobby_screen import lobby_command  # here: start-up speed (prompt_toolkit)
 
     return lobby_command(args.name, args.lang, args.interface)
 

@@ -33,7 +33,11 @@ from lanplay.table.tables import (
     load_identity,
     resume_table,
 )
-from lanplay.ui.describe import bot_lines, move_text
+from lanplay.ui import screens
+from lanplay.ui.describe import bot_lines, default_player_name, move_text
+from lanplay.ui.i18n import detect_lang
+from lanplay.ui.local_table import bot_delay_from_env
+from lanplay.ui.model import TableModel
 from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
@@ -110,9 +114,6 @@ class TextPlayer:
     """A person at a plain terminal: the legal moves are numbered, they type one."""
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
-        from lanplay.ui import screens
-        from lanplay.ui.model import TableModel
-
         session = runner.session
         assert session is not None
         names = list(session.settings.names)
@@ -321,8 +322,6 @@ def run_host(args: argparse.Namespace) -> int:
 
 def bot_delay(value: float | None) -> float:
     """--delay, else $LANPLAY_BOT_DELAY, else 0 (bots of the command line answer at once)."""
-    from lanplay.ui.local_table import bot_delay_from_env
-
     return max(0.0, value) if value is not None else bot_delay_from_env(0.0)
 
 
@@ -333,9 +332,7 @@ def run_join(args: argparse.Namespace) -> int:
     directory, interface = _setup(args, address[0])
     if not (args.plain or args.bots) and sys.stdin.isatty() and sys.stdout.isatty():
         # The full-screen table, as joining from the lobby: the command the host's screen tells friends to type.
-        from lanplay.ui.describe import default_player_name
-        from lanplay.ui.i18n import detect_lang
-        from lanplay.ui.play import join_net_table
+        from lanplay.ui.play import join_net_table  # here: start-up speed (prompt_toolkit)
 
         logging.getLogger().handlers.clear()  # log lines go to client.log, not over the screen
         try:
