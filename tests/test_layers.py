@@ -1,7 +1,7 @@
 """The code base in layers (docs/ARCHITECTURE.md): engine/ (rules) <- protocol/ (sans-IO) <- lanplay/ (I/O, screens,
 command line), and inside lanplay/ the layers of `LANPLAY_LAYERS`. A module imports only its own layer and the layers
 below it, and no two modules import each other, directly or through others: every import counts, a function-level
-one too (only imports under `if TYPE_CHECKING:` are left out, since they never run).
+one and one only for the type checker too.
 
 Read from the source with `ast`, so nothing is imported to check it."""
 
@@ -57,26 +57,8 @@ def _known(name: str, modules: Iterable[str]) -> str | None:
     return None
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            yield from (n for child in node.orelse for n in _import_nodes_of(child))
-            continue
-        yield from _import_nodes_of(node)
-
-
-def _import_nodes_of(node: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        yield node
-        return
-    yield from _import_nodes(node)
+    return (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
 
 
 def import_graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]:
@@ -200,10 +182,13 @@ def test_the_checks_find_an_upward_import_and_a_cycle_hidden_in_a_function() -> 
         "lanplay.net.lobby": ("def f():\n    from lanplay.net.mesh import Mesh\n", False),  # a hidden circle
         "lanplay.ui": ("", True),
         "lanplay.ui.screen": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lanplay.cli import x\n",
-                              False),
+                              False),  # only for the type checker, and still upward
+        "lanplay.cli": ("", True),
     }
     graph = import_graph(sources)
     assert graph["engine.rules"] == {"lanplay.ui.screen"}
-    assert graph["lanplay.ui.screen"] == set()  # only for the type checker: never runs
-    assert upward_imports(graph) == ["engine.rules (layer 0) imports lanplay.ui.screen (layer 8)"]
+    assert upward_imports(graph) == [
+        "engine.rules (layer 0) imports lanplay.ui.screen (layer 8)",
+        "lanplay.ui.screen (layer 8) imports lanplay.cli (layer 9)",
+    ]
     assert import_cycles(graph) == [["lanplay.net.lobby", "lanplay.net.mesh"]]

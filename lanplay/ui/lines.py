@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
     from prompt_toolkit.mouse_events import MouseEvent
 
-    from lanplay.ui.model import TableModel
-    from lanplay.ui.values import Choice
+from lanplay.ui.values import Choice, TableView
 
 Line: TypeAlias = "list[OneStyleAndTextTuple]"
 Lines: TypeAlias = "list[Line]"
@@ -105,12 +104,12 @@ def ranks(totals: Sequence[int], highest_first: bool) -> list[tuple[int, int]]:
     return [(1 + sum(1 for other in totals if sign * other > sign * totals[seat]), seat) for seat in order]
 
 
-def me_mark(model: TableModel, seat: int) -> str:
+def me_mark(model: TableView, seat: int) -> str:
     """Marks this seat's own line in the score tables."""
     return "▶" if seat == model.my_seat else " "
 
 
-def clicker(model: TableModel, index: int) -> Callable[[MouseEvent], None]:
+def clicker(model: TableView, index: int) -> Callable[[MouseEvent], None]:
     """A mouse handler that chooses option `index` on a click (prompt_toolkit calls it with the event)."""
 
     def handler(event: MouseEvent) -> None:
@@ -122,12 +121,12 @@ def clicker(model: TableModel, index: int) -> Callable[[MouseEvent], None]:
     return handler
 
 
-def card_fragment(model: TableModel, code: str, style: str = "") -> OneStyleAndTextTuple:
+def card_fragment(model: TableView, code: str, style: str = "") -> OneStyleAndTextTuple:
     card_style, text = model.look.card_look(code)
     return (f"{card_style} {style}".strip(), text)
 
 
-def option_item(model: TableModel, index: int, option: Choice) -> Line:
+def option_item(model: TableView, index: int, option: Choice) -> Line:
     """One option as the player points at it: a card in its colours or a button; the cursor reverses it."""
     selected = index == model.cursor
     style = "class:cursor" if selected else ""
@@ -146,7 +145,7 @@ def option_item(model: TableModel, index: int, option: Choice) -> Line:
     return [(f"class:button {style}".strip(), f"[{label}]", handler)]
 
 
-def hand_with_options(model: TableModel, hand: Sequence[str], width: int, title: str | None = None) -> Lines:
+def hand_with_options(model: TableView, hand: Sequence[str], width: int, title: str | None = None) -> Lines:
     """The common hand block: the cards of `hand`; where the options are those cards, they carry the
     cursor and the click handlers, and the remaining options (buttons) follow on their own line."""
     options = model.options

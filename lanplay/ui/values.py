@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from lanplay.ui.i18n import Msg
 
@@ -80,3 +80,37 @@ class GameOver:
     record_path: str | None
     stopped: bool = False  # left before the end (a record of the rounds so far)
     network_lost: bool = False  # no link for the whole reconnect limit: not over, the journal resumes it
+
+
+class TableView(Protocol):
+    """What a game's look and words (lanplay/games/GAME/) and the screen pieces (lines.py) read of a table's model
+    and do to it; lanplay/ui/model.py's `TableModel` is one. Named here, below the games, so that they need not
+    know the model."""
+
+    game: Any
+    look: Any
+    players: tuple[str, ...]
+    my_seat: int
+    lang: str
+    view: Any
+    kind: str
+    moves: tuple[Any, ...]
+    choices: tuple[Choice, ...]
+    question: Choice | None
+    cursor: int
+    option_grid: dict[int, tuple[int, int]]
+    peeks: list[PeekResult]
+    recent: dict[str, Any]
+
+    @property
+    def options(self) -> tuple[Choice, ...]: ...
+
+    def text(self, key: str, **params: object) -> str: ...
+
+    def name(self, seat: int | None) -> str: ...
+
+    def option_label(self, option: Choice) -> str: ...
+
+    def choose(self, index: int) -> None: ...
+
+    def show_peek(self, trick: int, target: int, card: str) -> None: ...

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.api import IllegalMove
 from engine.sixes import RANK_OF, RANKS, SUITS, Pass, Play, SixesState
 from lanplay.ui.i18n import Msg
 from lanplay.ui.lines import Line, Lines, hand_with_options, me_mark, text_line
-from lanplay.ui.values import Choice
-
-if TYPE_CHECKING:
-    from lanplay.ui.model import TableModel
+from lanplay.ui.values import Choice, TableView
 
 CARD_MARK = "▸"  # a card that may be played now
 OWN_GRID_KINDS: frozenset[str] = frozenset()
@@ -23,7 +20,7 @@ def card_look(code: str) -> tuple[str, str]:
     return f"class:suit.{code[0].lower()}", code
 
 
-def header_detail(model: TableModel) -> str:
+def header_detail(model: TableView) -> str:
     view: SixesState = model.view
     parts = []
     if view.rounds_started:
@@ -33,7 +30,7 @@ def header_detail(model: TableModel) -> str:
     return " · ".join(parts)
 
 
-def table_area(model: TableModel, width: int) -> Lines:
+def table_area(model: TableView, width: int) -> Lines:
     view: SixesState = model.view
     r = view.round
     lines: Lines = [text_line(" " * 8 + "".join(f" {rank}" for rank in RANKS), "class:disabled")]
@@ -61,7 +58,7 @@ def table_area(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def scores(model: TableModel, width: int) -> Lines:
+def scores(model: TableView, width: int) -> Lines:
     view: SixesState | None = model.view
     if view is None:
         return []
@@ -79,7 +76,7 @@ def scores(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def hand_area(model: TableModel, width: int) -> Lines:
+def hand_area(model: TableView, width: int) -> Lines:
     view: SixesState | None = model.view
     r = view.round if view is not None else None
     hand = list(r.hands[model.my_seat] or ()) if r is not None else []
@@ -100,13 +97,13 @@ def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
     return tuple(out)
 
 
-def prompt(model: TableModel) -> Msg:
+def prompt(model: TableView) -> Msg:
     if all(not c.enabled for c in model.choices if c.kind == "card"):
         return Msg("your_turn_pass")
     return Msg("your_turn_play_sixes")
 
 
-def refusal(model: TableModel, option: Choice, exc: IllegalMove) -> Msg | None:
+def refusal(model: TableView, option: Choice, exc: IllegalMove) -> Msg | None:
     if exc.rule == "X-2.3":
         return Msg("refuse_no_fit", {"card": option.code, "rule": exc.rule})
     if exc.rule == "X-2.2":

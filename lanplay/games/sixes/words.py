@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.sixes import SIXES, SUITS
 from engine.sixes_events import Passed, Played
@@ -13,10 +13,7 @@ from engine.sixes_events import move_events as told
 from lanplay.games.bundle import Moves
 from lanplay.ui.describe import move_text, plural, seat_name
 from lanplay.ui.i18n import t
-from lanplay.ui.values import Event, ResultRow, RoundResult
-
-if TYPE_CHECKING:
-    from lanplay.ui.model import TableModel
+from lanplay.ui.values import Event, ResultRow, RoundResult, TableView
 
 OPTION_HELP: Mapping[str, str] = {"chips": "N: chips each player starts with, 1-50 (default 10, X-1.4)"}
 
@@ -65,12 +62,12 @@ def columns_text(columns: Sequence[Any]) -> str:
 # --- the table's log ------------------------------------------------------------------------------------
 
 
-def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Event]:
+def round_start_events(model: TableView, view: Any, round_no: int) -> list[Event]:
     dealer = view.round.dealer if getattr(view, "round", None) is not None else None
     return [Event("ev_round_start", {"round": round_no, "name": model.name(dealer)})]
 
 
-def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+def move_events(model: TableView, before: Any, move: Any, after: Any) -> list[Event]:
     """The engine's account of `move` in the table's words; going out is told with the round's end."""
     events: list[Event] = []
     for event in told(before, move, after):
@@ -85,7 +82,7 @@ def reveal_events(before: Any, after: Any) -> list[Event]:
     return []
 
 
-def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
+def round_result(model: TableView, state: Any, round_no: int) -> RoundResult | None:
     totals = model.game.totals(state)
     rows: list[ResultRow] = []
     r = state.round
@@ -96,7 +93,7 @@ def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | 
     return RoundResult(round_no, tuple(rows))
 
 
-def round_end_events(model: TableModel, state: Any) -> list[Event]:
+def round_end_events(model: TableView, state: Any) -> list[Event]:
     """X-3: the player out of cards takes the pot (said before the round's results)."""
     if state.round is not None and state.round.winner is not None:
         return [Event("ev_sx_out", {"name": model.name(state.round.winner), "pot": state.round.pot_won})]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.sixth_sense import BLOCK, DOUBLE, PEEK, REVERSAL, SIXTH_SENSE, trick_winner
 from engine.sixth_sense_events import Peeked, Played, Predicted, SplitChosen, TrickDone, TrumpTurned
@@ -18,10 +18,7 @@ from engine.sixth_sense_events import reveal_events as told_reveal
 from lanplay.games.bundle import Moves
 from lanplay.ui.describe import move_text, plural, seat_name, sentence
 from lanplay.ui.i18n import Msg, t
-from lanplay.ui.values import Event, ResultRow, RoundResult
-
-if TYPE_CHECKING:
-    from lanplay.ui.model import TableModel
+from lanplay.ui.values import Event, ResultRow, RoundResult, TableView
 
 OPTION_HELP: Mapping[str, str] = {
     "beginner": "true: no trump; points by distance to the prediction (S-8.1)",
@@ -184,7 +181,7 @@ def round_lines(players: Sequence[str], dealt: Any, moves: Moves) -> Iterator[st
 # --- the table's log ------------------------------------------------------------------------------------
 
 
-def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Event]:
+def round_start_events(model: TableView, view: Any, round_no: int) -> list[Event]:
     r = view.round
     events = [Event("ev_round_start", {"round": round_no, "name": model.name(r.dealer)})]
     if view.options.beginner:
@@ -196,7 +193,7 @@ def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Even
     return events
 
 
-def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+def move_events(model: TableView, before: Any, move: Any, after: Any) -> list[Event]:
     """The engine's account of `move` in the table's words; a peek's card goes to the peeker's model alone."""
     me = model.my_seat
     events: list[Event] = []
@@ -248,7 +245,7 @@ def reveal_events(before: Any, after: Any) -> list[Event]:
             if isinstance(event, TrumpTurned)]
 
 
-def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
+def round_result(model: TableView, state: Any, round_no: int) -> RoundResult | None:
     """The finished round in public words (S-7.1: every prediction is revealed now)."""
     totals = model.game.totals(state)
     rows: list[ResultRow] = []
@@ -263,5 +260,5 @@ def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | 
     return RoundResult(round_no, tuple(rows))
 
 
-def round_end_events(model: TableModel, state: Any) -> list[Event]:
+def round_end_events(model: TableView, state: Any) -> list[Event]:
     return []

@@ -6,7 +6,7 @@ What happened is the engine's account (engine/take6_events.py): this module neve
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.take6 import TAKE6, row_bullheads
 from engine.take6_events import Picked, Placed, Revealed, RowTaken, SixthCard
@@ -14,10 +14,7 @@ from engine.take6_events import move_events as told
 from lanplay.games.bundle import Moves
 from lanplay.ui.describe import move_text, plural, seat_name
 from lanplay.ui.i18n import Msg
-from lanplay.ui.values import Event, ResultRow, RoundResult
-
-if TYPE_CHECKING:
-    from lanplay.ui.model import TableModel
+from lanplay.ui.values import Event, ResultRow, RoundResult, TableView
 
 OPTION_HELP: Mapping[str, str] = {
     "tactic": "true: only cards 1 to 10 x players + 4 (T-5.1)",
@@ -92,13 +89,13 @@ def round_lines(players: Sequence[str], dealt: Any, moves: Moves) -> Iterator[st
 # --- the table's log ------------------------------------------------------------------------------------
 
 
-def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Event]:
+def round_start_events(model: TableView, view: Any, round_no: int) -> list[Event]:
     rows = " · ".join(f"{i}: {' '.join(str(c) for c in row)}" for i, row in enumerate(view.rows, 1))  # T-2.1
     return [Event("ev_round_start", {"round": round_no, "name": model.name(view.dealer)}),
             Event("ev_t6_rows", {"rows": rows})]
 
 
-def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
+def move_events(model: TableView, before: Any, move: Any, after: Any) -> list[Event]:
     """The engine's account of `move` in the table's words. Who has chosen shows on the table (the "Chosen"
     line), not in the log: ten lines a turn would bury it."""
     events: list[Event] = []
@@ -122,7 +119,7 @@ def reveal_events(before: Any, after: Any) -> list[Event]:
     return []
 
 
-def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
+def round_result(model: TableView, state: Any, round_no: int) -> RoundResult | None:
     totals = model.game.totals(state)
     rows: list[ResultRow] = []
     for seat in range(state.players):
@@ -132,5 +129,5 @@ def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | 
     return RoundResult(round_no, tuple(rows))
 
 
-def round_end_events(model: TableModel, state: Any) -> list[Event]:
+def round_end_events(model: TableView, state: Any) -> list[Event]:
     return []
