@@ -48,10 +48,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
-from lanplay.lobby import fetch_lobby_id
-from lanplay.mesh import MAX_MESSAGE
-from lanplay.runner import BotPlayer, TableRunner
-from lanplay.tables import host_table, join_table
+from lanplay.net.lobby import fetch_lobby_id
+from lanplay.net.mesh import MAX_MESSAGE
+from lanplay.table.runner import BotPlayer, TableRunner
+from lanplay.table.tables import host_table, join_table
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 from protocol.table import Event, Moved
@@ -249,7 +249,7 @@ def test_links_dropped_and_restored_in_process_lose_and_repeat_nothing(
 ) -> None:
     """All seats in this process (the host's in-process bots join over loopback like anyone): links
     of the host are closed (cleanly, or aborted like a pulled cable) again and again mid-game."""
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     moved: list[Moved] = []
     runners: list[TableRunner] = []
     drops: list[str] = []
@@ -421,7 +421,7 @@ async def _stranger_cli(tmp: Path, address: str) -> tuple[int, str]:
 
 
 def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     host_identity = _low_identity()
     asked = asyncio.Event()
     gate = asyncio.Event()
@@ -441,7 +441,7 @@ def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog:
         return [
             r.getMessage()
             for r in caplog.records
-            if r.name == "lanplay.mesh" and r.levelno >= logging.WARNING and text in r.getMessage()
+            if r.name == "lanplay.net.mesh" and r.levelno >= logging.WARNING and text in r.getMessage()
         ]
 
     async def attack() -> None:

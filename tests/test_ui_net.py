@@ -22,10 +22,10 @@ from prompt_toolkit.output import DummyOutput
 
 from engine.games import get_game
 from engine.record import replay_text
-from lanplay.discovery import interface_from_env
-from lanplay.runner import BotPlayer, Outcome
-from lanplay.store import load_or_create_identity
-from lanplay.tables import host_table
+from lanplay.base.store import load_or_create_identity
+from lanplay.net.discovery import interface_from_env
+from lanplay.table.runner import BotPlayer, Outcome
+from lanplay.table.tables import host_table
 from lanplay.ui import net_table
 from lanplay.ui.app import build_app, run_table_app
 from lanplay.ui.lobby_model import LobbyModel

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 LANGUAGES = ("en", "nl")
 
@@ -237,7 +238,7 @@ EN: dict[str, str] = {
     "blocks": "blocks {card}",
     "last_trick": "Last trick (trick {trick}): {name} won",
     "last_trick_void": "Last trick (trick {trick}): nobody won",
-    # why a trick went as it did (lanplay/describe.py trick_story; S-4.5, S-6)
+    # why a trick went as it did (lanplay/games/sixth_sense/words.py trick_story; S-4.5, S-6)
     "tw_block": "{name}'s {card} blocks {card2}: neither counts",
     "tw_block_action": "the blocked {card} does nothing",
     "tw_led_set": "{name}'s {card} set the led colour: {colour}",
@@ -761,6 +762,17 @@ def t(key: str, lang: str = "en", **params: object) -> str:
         return template.format_map(values)
     except (ValueError, TypeError):  # a format spec that does not fit the value: show the plain template
         return template
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A message id and its parameters: words are chosen at render time, in the model's language."""
+
+    key: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        return t(self.key, lang, **self.params)
 
 
 def rules_summary(game_id: str, lang: str) -> tuple[str, ...]:

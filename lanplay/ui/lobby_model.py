@@ -6,7 +6,7 @@ the person chose (`action`): create, join the selected table, resume the unfinis
 The screen (lobby_screen.py) leaves the lobby when an action is set; the loop there carries it out.
 
 How a game starts: joining takes a seat, and that is all "ready" means; the host's lobby sends the
-table plan once every seat is taken, and the game starts by itself (lanplay/lobby.py).
+table plan once every seat is taken, and the game starts by itself (lanplay/net/lobby.py).
 """
 
 from __future__ import annotations
@@ -20,25 +20,18 @@ from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_LEVELS
-from lanplay.discovery import TableAdvert
-from lanplay.network import Network
-from lanplay.ui.i18n import t
-from lanplay.ui.model import Msg
+from lanplay.games import BUNDLES
+from lanplay.net.address import AddressError, parse_address
+from lanplay.net.discovery import TableAdvert
+from lanplay.net.network import Network
+from lanplay.ui.i18n import Msg, t
 from protocol.encoding import JSONObject
 from protocol.table import PROTOCOL_VERSION
 
-GAME_ORDER = ("sixth-sense", "take6", "sixes")
+GAME_ORDER = tuple(bundle.id for bundle in BUNDLES)
 
 # The options the form offers, per game, and the values each cycles through (the first is the default).
-FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {
-    "sixth-sense": (
-        ("beginner", (False, True)),
-        ("target", (None, 1, 5, 10, 15, 20, 25, 30, 40, 50)),
-        ("late_trump", (False, True)),
-    ),
-    "take6": (("tactic", (False, True)), ("logic", (False, True)), ("profi", (False, True))),
-    "sixes": (("chips", (10,)),),  # a number: ←/→ step it (X-1.4: 1 to 50)
-}
+FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {bundle.id: bundle.form for bundle in BUNDLES}
 
 
 def options_text(options: Mapping[str, object]) -> str:
@@ -319,13 +312,11 @@ class LobbyModel:
 
     def join_address(self) -> None:
         """Enter on the address line: join HOST:PORT, or say what is wrong with it."""
-        from lanplay.netcli import CommandError, parse_address
-
         if self.address_text is None:
             return
         try:
             address = parse_address(self.address_text)
-        except CommandError as exc:
+        except AddressError as exc:
             self.set_error("addr_bad", reason=str(exc))
             return
         self.address_text = None

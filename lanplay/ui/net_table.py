@@ -1,6 +1,6 @@
 """The networked back end of the table screen: the model's seat plays through the real protocol.
 
-`NetTable` hosts a table (`lanplay.tables.host_table`, with in-process bot peers that speak the
+`NetTable` hosts a table (`lanplay.table.tables.host_table`, with in-process bot peers that speak the
 protocol over loopback like any laptop), joins one (`join_table`) or resumes the game this laptop
 was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTable` feeds:
 
@@ -34,11 +34,11 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
-from lanplay.lobby import LobbyHost, SeatBarred, SeatInfo
-from lanplay.runner import Outcome, TableRunner
-from lanplay.store import save_record
-from lanplay.tables import host_table, join_table, resume_table
-from lanplay.text import shown
+from lanplay.base.store import save_record
+from lanplay.base.text import shown
+from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
+from lanplay.table.runner import Outcome, TableRunner
+from lanplay.table.tables import host_table, join_table, resume_table
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
 from protocol.encoding import JSONObject
@@ -444,11 +444,7 @@ class NetTable:
         return after
 
     def _tell_trump(self, before: Any, after: Any) -> None:
-        if self.game.id != "sixth-sense":
-            return
-        r0, r1 = getattr(before, "round", None), getattr(after, "round", None)
-        if r0 is not None and r1 is not None and r0.trump is None and r1.trump is not None:
-            self.model.add_event("ev_trump", colour=r1.trump.colour)
+        self.model.add_events(self.model.words.reveal_events(before, after))
 
     def _moved(self, event: Moved) -> None:
         before = self.shadow

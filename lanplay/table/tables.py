@@ -9,8 +9,9 @@ from pathlib import Path
 
 from websockets.exceptions import WebSocketException
 
-from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.lobby import (
+from lanplay.base.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
+from lanplay.net.lobby import (
     LobbyError,
     LobbyHost,
     SeatBarred,
@@ -20,8 +21,7 @@ from lanplay.lobby import (
     fetch_table_info,
     join_lobby,
 )
-from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
-from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.table.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_vouch

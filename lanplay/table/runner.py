@@ -32,11 +32,12 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
-from lanplay.lobby import LobbyError, TablePlan
-from lanplay.mesh import Mesh, MeshError
-from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
-from lanplay.text import shown
-from lanplay.trace import Trace
+from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, save_record
+from lanplay.base.text import shown
+from lanplay.games import make_bot
+from lanplay.net.lobby import LobbyError, TablePlan
+from lanplay.net.mesh import Mesh, MeshError
+from lanplay.table.trace import Trace
 from protocol.encoding import JSONObject, check_int, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -627,8 +628,6 @@ class BotPlayer:
     """A bot at this seat: it sees only the session's view of its own seat."""
 
     def __init__(self, game_id: str, kind: str = "heuristic", delay: float = 0.0, seed: int | None = None) -> None:
-        from lanplay.bots import make_bot
-
         self.bot = make_bot(game_id, kind, seed)
         self.delay = delay
 
