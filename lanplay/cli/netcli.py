@@ -31,6 +31,7 @@ from lanplay.table.tables import (
     host_table,
     join_table,
     load_identity,
+    play_on,
     resume_table,
 )
 from lanplay.ui import screens
@@ -394,8 +395,14 @@ def run_bot(args: argparse.Namespace) -> int:
     address = parse_address(args.join) if args.join else None
     directory, interface = _setup(args, address[0] if address else None)
     player = BotPlayer(args.game, args.kind, bot_delay(args.delay))
+    runners: list[TableRunner] = []
 
-    def start(identity: Any) -> Any:
+    def on_runner(runner: TableRunner) -> None:
+        runner.may_go_on = True  # P-5.7: a bot process always goes on, offering to run a bot in an empty seat
+        runners.append(runner)
+        _on_runner(runner)
+
+    def table(identity: Any) -> Any:
         name = args.name or f"Bot {identity.public.fingerprint[:4]}"
         print(f"{name} runs on this laptop alone: no seat at the table sees its cards", flush=True)
         if args.host:
@@ -403,13 +410,22 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=printer(), on_runner=_on_runner,
+                on_event=printer(), on_runner=on_runner,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
             step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=printer(),
-            on_runner=_on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
+            on_runner=on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
+
+    async def start(identity: Any) -> Outcome:
+        outcome: Outcome = await table(identity)
+        if runners:
+            outcome = await play_on(
+                runners[-1], outcome, interface=interface, player=player, bot_kind=args.kind or "heuristic",
+                on_event=printer(), on_runner=on_runner,
+            )  # fmt: skip
+        return outcome
 
     return _run(_resume_or(start, directory, interface, player, args))

@@ -26,8 +26,8 @@ from engine.api import Game
 from engine.games import get_game
 from lanplay.base.store import data_dir, newly_set_aside, remove_finished_journals, set_aside_journals
 from lanplay.net.discovery import DEFAULT_INTERFACE
-from lanplay.net.lobby import TablePlan, fetch_table_info
-from lanplay.table.runner import unfinished_journal
+from lanplay.net.lobby import fetch_table_info
+from lanplay.table.runner import AnyPlan, unfinished_journal
 from lanplay.table.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.describe import default_player_name
@@ -40,7 +40,7 @@ from protocol.identity import Identity
 KEEP_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
 
 
-def played_against_bots(plan: TablePlan, identity: Identity, directory: Path) -> bool:
+def played_against_bots(plan: AnyPlan, identity: Identity, directory: Path) -> bool:
     """True if every other seat of `plan` is a bot this laptop runs (a `lanplay play` game, or a lobby
     table of one person and bots): such a game resumes without anyone else."""
     mine = identity.public.hex()
@@ -48,7 +48,7 @@ def played_against_bots(plan: TablePlan, identity: Identity, directory: Path) ->
     return len(local_bot_dirs(directory, plan)) == len(others) and len(others) < len(plan.seats)
 
 
-def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any, Any], seats: int) -> TablePlan | None:
+def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any, Any], seats: int) -> AnyPlan | None:
     """The unfinished game the same `lanplay play` command left (same game, same number of seats, only
     this laptop's bots), if any."""
     found = unfinished_journal(directory)
@@ -60,7 +60,7 @@ def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any
     return plan
 
 
-def forget_bots(directory: Path, plan: TablePlan) -> None:
+def forget_bots(directory: Path, plan: AnyPlan) -> None:
     """The bots of a game that is over (or left on purpose) are worth nothing: their keys and journals go."""
     for path in local_bot_dirs(directory, plan):
         shutil.rmtree(path, ignore_errors=True)
