@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.api import RuleError
 from engine.games import get_game
@@ -212,6 +212,8 @@ class Offer:
     go: bool
     bots: Mapping[int, BotOffer]  # seat to fill -> the bot this seat's laptop would run there
     sig: str = ""
+    # The bots this seat's laptop runs already and goes on running: bot key -> its vouch for the continuation.
+    keeps: Mapping[str, str] = field(default_factory=dict)
 
     def body(self) -> JSONObject:
         return {
@@ -223,20 +225,24 @@ class Offer:
                 str(seat): {"key": b.key, "mesh": [b.address, b.port], "vouch": b.vouch}
                 for seat, b in sorted(self.bots.items())
             },
+            "keeps": dict(sorted(self.keeps.items())),
         }
 
     def to_json(self) -> JSONObject:
         return {**self.body(), "sig": self.sig}
 
     def signed(self, identity: Identity) -> Offer:
-        return Offer(self.prior, self.digest, self.seat, self.go, self.bots,
-                     identity.sign(OFFER_DOMAIN + canonical(self.body())).hex())  # fmt: skip
+        sig = identity.sign(OFFER_DOMAIN + canonical(self.body())).hex()
+        return Offer(self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps)
 
     @staticmethod
     def from_json(raw: object, keys: Sequence[str]) -> Offer:
         """Parse and check the signature against seat `seat`'s key in `keys` (the prior plan's)."""
-        if not isinstance(raw, dict) or set(raw) != {"prior", "digest", "seat", "go", "bots", "sig"}:
+        if not isinstance(raw, dict) or set(raw) != {"prior", "digest", "seat", "go", "bots", "sig", "keeps"}:
             raise PlanError(RULE, "an offer to go on has exactly its fields")
+        keeps = raw["keeps"]
+        if not isinstance(keeps, dict) or not all(isinstance(v, str) for v in keeps.values()):
+            raise PlanError(RULE, "an offer's kept bots are keys with their vouches")
         seat, go, bots_raw, sig = raw["seat"], raw["go"], raw["bots"], raw["sig"]
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(keys):
             raise PlanError(RULE, "an offer to go on names its seat")
@@ -260,7 +266,7 @@ class Offer:
             ):
                 raise PlanError(RULE, "an offered bot has a key, a mesh address and its laptop's vouch")
             bots[int(key)] = BotOffer(bot_key, mesh[0], mesh[1], vouch)
-        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig)
+        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps))
         try:
             signed = OFFER_DOMAIN + canonical(offer.body())
             PublicIdentity.from_hex(keys[seat]).verify(h2b(sig, SIGNATURE_BYTES, "sig"), signed)
@@ -270,15 +276,23 @@ class Offer:
 
 
 def make_offer(
-    prior: str, digest: str, seat: int, go: bool, laptop: Identity, bots: Mapping[int, tuple[Identity, str, int]]
+    prior: str,
+    digest: str,
+    seat: int,
+    go: bool,
+    laptop: Identity,
+    bots: Mapping[int, tuple[Identity, str, int]],
+    keeps: Sequence[str] = (),
 ) -> Offer:
     """This seat's signed offer: `bots` maps each seat this laptop would fill to (the bot's identity,
-    the address and port its mesh will listen on); each is vouched for by `laptop` for this continuation."""
+    the address and port its mesh will listen on); `keeps`, the keys of the bots it runs already at the
+    table, which go on with it. Each is vouched for by `laptop` for this continuation."""
     offered = {
         seat_: BotOffer(bot.public.hex(), address, port, bot_vouch(laptop, prior, bot.public.hex()))
         for seat_, (bot, address, port) in bots.items()
     }
-    return Offer(prior, digest, seat, go, offered).signed(laptop)
+    kept = {key: bot_vouch(laptop, prior, key) for key in keeps}
+    return Offer(prior, digest, seat, go, offered, "", kept).signed(laptop)
 
 
 def decide(
@@ -301,8 +315,16 @@ def decide(
     if not all(offers[s].go and offers[s].prior == prior and offers[s].digest == digest for s in present):
         return None
     new_seats: list[SeatInfo] = []
+    keys = [info.public_key for info in seats]
     for index, info in enumerate(seats):
         if index in present:
+            if info.runs_on is not None and info.runs_on != info.public_key:
+                # A bot on a seat's laptop goes on only with that laptop's word for this continuation.
+                host = keys.index(info.runs_on) if info.runs_on in keys else None
+                vouch = offers[host].keeps.get(info.public_key) if host in offers and host is not None else None
+                if vouch is None:
+                    return None
+                info = SeatInfo(info.name, info.public_key, info.address, info.port, info.runs_on, vouch)
             new_seats.append(info)
             continue
         hosts = [s for s in sorted(present) if index in offers[s].bots]

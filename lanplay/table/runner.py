@@ -179,6 +179,7 @@ class TableRunner:
         # P-5.7: whether the mesh stays open after a table that ended early, for `go_on`; and what the
         # other seats said about going on (offers, and signatures on the continuation, by table id).
         self.may_go_on = False
+        self._asked_go_on = False  # go_on is asked once: its mesh is closed after
         self._offers: dict[int, JSONObject] = {}
         self._go_on_sigs: dict[tuple[str, int], str] = {}
 
@@ -422,18 +423,19 @@ class TableRunner:
                 self._decider.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._decider
-            if not self._going_on():
+            if not self.can_go_on():
                 await self.mesh.close(leaving=not self._gave_up)
             if self._trace is not None:
                 self._trace.close()
         return self._finish()
 
     # --- going on after a table that ended early (P-5.7) ------------------------------------------------
-    def _going_on(self) -> bool:
+    def can_go_on(self) -> bool:
         """The mesh stays open for `go_on`: the table ended before its game, and this seat is present."""
         session = self.session
         return (
             self.may_go_on
+            and not self._asked_go_on
             and session is not None
             and session.finished
             and not session.complete
@@ -481,11 +483,17 @@ class TableRunner:
         session, mesh = self.session, self.mesh
         assert session is not None and mesh is not None
         try:
-            if not self._going_on():
+            if not self.can_go_on():
                 return None
+            self._asked_go_on = True
             present = session.present()
             prior, digest = self.settings.table, session.record_digest()
-            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {})
+            my_key = self.identity.public.hex()
+            keeps = [
+                info.public_key for seat, info in enumerate(self.plan.seats)
+                if seat in present and seat != self.me and info.runs_on == my_key
+            ]  # fmt: skip
+            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {}, keeps)
             self._offers[self.me] = offer.to_json()
             mesh.broadcast(canonical({"go-on": offer.to_json()}))
             keys = [s.public_key for s in self.plan.seats]

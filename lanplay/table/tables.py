@@ -72,9 +72,12 @@ async def host_table(
     on_runner: Callable[[TableRunner], None] | None = None,
     on_lobby: Callable[[LobbyHost, int], None] | None = None,
     bot_kind: str = "heuristic",
+    go: Callable[[TableRunner], Awaitable[bool]] | None = None,
 ) -> Outcome:
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
-    over loopback like anyone else, wait for the other seats, then play."""
+    over loopback like anyone else, wait for the other seats, then play. `go`: if the table ends early
+    with a seat gone, ask this laptop's person whether to go on with a bot there (P-5.7, `play_on`);
+    the bot peers go on with it. None: the game ends there."""
     mesh_port = free_port(interface)
     host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
     lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
@@ -117,6 +120,7 @@ async def host_table(
                 reconnect_timeout,
                 bot_kind,
                 laptop=identity,
+                go_on=go is not None,
             )
         )
         for i in range(1, bots + 1)
@@ -138,9 +142,17 @@ async def host_table(
             await advertiser.stop()
     await lobby.close()
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
+    if go is not None:
+        runner.may_go_on = True
     try:
         outcome = await runner.run()
-        await asyncio.gather(*bot_tasks, return_exceptions=True)
+        if go is not None and runner.can_go_on():
+            outcome = await play_on(
+                runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=bot_delay, go=go,
+                on_event=on_event, on_runner=on_runner,
+            )  # fmt: skip
+        if not outcome.left:  # a person who leaves takes this laptop's bots along
+            await asyncio.gather(*bot_tasks, return_exceptions=True)
     finally:
         for bot in bot_tasks:
             bot.cancel()  # no-op after the game; when the host leaves early, its bot peers leave with it
@@ -162,6 +174,7 @@ async def _bot_peer(
     *,
     laptop: Identity | None = None,
     lobby_host: str | None = None,
+    go_on: bool = False,
 ) -> Outcome:
     """An in-process bot seat with an identity of its own: it speaks the real protocol. Its key is kept
     in `data_dir/bots/<fingerprint>/` beside its journal, so a crash of this process loses no game
@@ -179,10 +192,15 @@ async def _bot_peer(
         identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
         vouch=vouch,
     )
-    runner = TableRunner(
-        plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
-    )  # fmt: skip
-    return await runner.run()
+    player = BotPlayer(plan.game, bot_kind, delay=delay)
+    runner = TableRunner(plan, identity, bot_dir, player, interface)
+    runner.may_go_on = go_on  # P-5.7: with its laptop's person, whose laptop offers to run the new bots
+    outcome = await runner.run()
+    if runner.can_go_on():
+        outcome = await play_on(
+            runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=delay, host_bots=False
+        )
+    return outcome
 
 
 def bot_name(number: int, host_name: str) -> str:
@@ -364,7 +382,7 @@ async def play_on(
     with the game or the seats choose to end it. `runner` has played its table (`may_go_on` set before);
     returns the last table's outcome at this seat."""
     runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
-    while runner._going_on():
+    while runner.can_go_on():
         choice = True if go is None else await go(runner)
         bots: dict[int, tuple[Identity, str, int]] = {}
         if choice and host_bots:

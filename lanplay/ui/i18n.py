@@ -76,6 +76,15 @@ EN: dict[str, str] = {
     "refuse_open_o6": "the round opens with O6 ({rule})",
     # --- buttons and second questions
     "next_round": "Next round",
+    "go_on_bot": "Go on with a bot in {names}'s seat",
+    "end_here": "End the game here",
+    "net_go_on": "{names} is gone: go on?",
+    "ev_go_on_asked": (
+        "— {names} is no longer at the table. Go on with a bot in that seat (scores carried; the first laptop "
+        "that offers runs it and sees its cards), or end here? One 'end' ends it for everyone —"
+    ),
+    "ev_go_on": "— The game goes on at a new table: {names} played by a bot run by {host}'s laptop —",
+    "net_go_on_wait": "Waiting for every seat still here to say whether to go on…",
     "split_yes": "Split: two tricks",
     "split_no": "Keep one trick",
     "as_value": "as {value}",
@@ -384,6 +393,16 @@ NL: dict[str, str] = {
     "refuse_no_fit": "{card} past nu op geen enkele rij ({rule})",
     "refuse_open_o6": "de ronde begint met O6 ({rule})",
     "next_round": "Volgende ronde",
+    "go_on_bot": "Verder met een bot op de plaats van {names}",
+    "end_here": "Het spel hier beëindigen",
+    "net_go_on": "{names} is weg: verder?",
+    "ev_go_on_asked": (
+        "— {names} zit niet meer aan tafel. Verder met een bot op die plaats (de stand blijft; de eerste laptop "
+        "die het aanbiedt speelt hem en ziet zijn kaarten), of hier stoppen? Eén 'stoppen' stopt het voor "
+        "iedereen —"
+    ),
+    "ev_go_on": "— Het spel gaat verder aan een nieuwe tafel: {names} gespeeld door een bot op de laptop van {host} —",
+    "net_go_on_wait": "Wachten tot elke plaats die er nog is zegt of het verder gaat…",
     "split_yes": "Splitsen: twee slagen",
     "split_no": "Eén slag houden",
     "as_value": "als {value}",

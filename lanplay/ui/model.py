@@ -29,6 +29,8 @@ from lanplay.ui.names import marker, short_names
 
 # The values the model holds live in values.py (a game's bundle builds them); they are importable from here too.
 from lanplay.ui.values import CONTINUE as CONTINUE
+from lanplay.ui.values import END_HERE as END_HERE
+from lanplay.ui.values import GO_ON as GO_ON
 from lanplay.ui.values import Audit as Audit
 from lanplay.ui.values import Choice as Choice
 from lanplay.ui.values import Continue as Continue
@@ -95,6 +97,7 @@ class TableModel:
         self.quit_requested = False
         self.pre_game = False  # seats still being taken: leaving costs nobody anything, so q leaves at once
         self.quit_question = "quit_question"  # "quit_question_net" where people on other laptops play too
+        self.go_on_seats: tuple[int, ...] = ()  # the seats a bot would fill if the table goes on (P-5.7)
         self.seated: tuple[str, ...] = ()  # before the game: who has taken a seat ("Bob (ab12-…)")
         self.seats_total: int | None = None
         # Each bot seat and the seat whose laptop runs it, which can see its cards (None: a laptop of its own).
@@ -142,7 +145,7 @@ class TableModel:
         self.view = view
         if round_no is not None:
             self.round_no = round_no
-        if self.moves and self.kind != "continue":
+        if self.moves and self.kind not in ("continue", "go_on"):
             self._rebuild_choices()
         self._changed()
 
@@ -175,6 +178,13 @@ class TableModel:
     def ask_continue(self) -> None:
         """Between rounds: one button; confirming it submits CONTINUE."""
         self.set_decision((CONTINUE,), "continue")
+
+    def ask_go_on(self, empty: Sequence[int]) -> None:
+        """A seat left or was stopped for, and the table ended early (P-5.7): go on with a bot in the
+        empty seats (`GO_ON`), or end the game here (`END_HERE`)."""
+        self.go_on_seats = tuple(empty)
+        self.add_event("ev_go_on_asked", names=self.name_list(empty))
+        self.set_decision((GO_ON, END_HERE), "go_on")
 
     def set_status(self, key: str | None, **params: object) -> None:
         self.status = Msg(key, params) if key is not None else None
@@ -512,6 +522,12 @@ class TableModel:
 def build_choices(model: TableModel) -> tuple[Choice, ...]:
     if model.kind == "continue":
         return (Choice("button", "next_round", model.moves),)
+    if model.kind == "go_on":
+        names = model.name_list(model.go_on_seats)
+        return (
+            Choice("button", "go_on_bot", (GO_ON,), params={"names": names}),
+            Choice("button", "end_here", (END_HERE,)),
+        )
     return model.look.choices(model.view, model.my_seat, model.moves)
 
 
@@ -536,6 +552,8 @@ def second_question(model: TableModel, group: Choice) -> tuple[Choice, ...]:
 def prompt_msg(model: TableModel) -> Msg:
     if model.kind == "continue":
         return Msg("round_over_continue")
+    if model.kind == "go_on":
+        return Msg("net_go_on", {"names": model.name_list(model.go_on_seats)})
     return model.look.prompt(model)
 
 

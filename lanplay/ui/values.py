@@ -22,6 +22,21 @@ CONTINUE = Continue()
 
 
 @dataclass(frozen=True, slots=True)
+class GoOnAnswer:
+    """The moves of the question asked when a seat left or was stopped for (P-5.7): go on with a bot in
+    its seat, or end the game here."""
+
+    go: bool
+
+    def __repr__(self) -> str:
+        return "GO_ON" if self.go else "END_HERE"
+
+
+GO_ON = GoOnAnswer(True)
+END_HERE = GoOnAnswer(False)
+
+
+@dataclass(frozen=True, slots=True)
 class Event(Msg):
     """One line of the table's log."""
 
