@@ -561,3 +561,30 @@ def test_lobby_creates_tables_waits_for_seats_and_comes_back_after_the_game(_hom
             assert await asyncio.wait_for(task, 20) == 0
 
     asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_the_lobby_form_sets_the_tables_patience_and_the_host_signs_it_in_the_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """P-5.5: the patience is a field of the create form (how long a laptop that stopped answering is
+    waited for), and the table is hosted with it, so it is signed in the plan every seat plays by."""
+    from lanplay.ui.lobby_model import CreateForm
+
+    form = CreateForm("sixes", seats=3, bots=2)
+    form.field = form.fields().index("patience")
+    assert form.action().patience == 120  # by default
+    form.change(-1)
+    assert form.action().patience == 60
+    lobby = LobbyModel("Ann", "abcd", LOOPBACK)
+    lobby.form = form
+    assert "Wait for a laptop" in lobby_text(lobby) and "1:00 min" in lobby_text(lobby)
+    hosted: dict[str, Any] = {}
+
+    async def host_table(**kwargs: Any) -> None:
+        hosted.update(kwargs)
+
+    monkeypatch.setattr(net_table, "host_table", host_table)
+    _, table = _stub_table()
+    table.host(options={}, seats=3, bots=2, patience=form.action().patience)
+    asyncio.run(table._start())  # type: ignore[misc]
+    assert hosted["reconnect_timeout"] == 60  # the lobby's patience: LobbyHost(patience=...) signs it

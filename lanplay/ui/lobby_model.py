@@ -31,6 +31,7 @@ from protocol.table import PROTOCOL_VERSION
 GAME_ORDER = tuple(bundle.id for bundle in BUNDLES)
 
 # The options the form offers, per game, and the values each cycles through (the first is the default).
+PATIENCES = (30, 60, 120, 300, 600)  # the form's choices of the table's patience, in seconds (P-5.5)
 FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {bundle.id: bundle.form for bundle in BUNDLES}
 
 
@@ -54,6 +55,7 @@ class Create:
     seats: int
     bots: int
     bot_kind: str = "normal"  # a kind of lanplay.bots.BOT_KINDS
+    patience: int = 120  # seconds an owed step is waited for (a field of the signed plan, P-5.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,7 @@ class CreateForm:
     seats: int = 4
     bots: int = 0
     level: str = "normal"  # the bots' level: easy, normal, expert (lanplay.bots.BOT_LEVELS)
+    patience: int = 120  # seconds a laptop that stopped answering is waited for (PATIENCES)
     values: dict[str, object] = field(default_factory=dict)
     field: int = 0
 
@@ -117,7 +120,10 @@ class CreateForm:
 
     def fields(self) -> list[str]:
         # the bots' level last: the fields people already know keep their places
-        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level"]
+        return [
+            "game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level",
+            "patience",
+        ]  # fmt: skip
 
     def _defaults(self) -> None:
         game = self.game
@@ -144,6 +150,9 @@ class CreateForm:
             self.bots = max(0, min(self.seats - 1, self.bots + delta))
         elif name == "level":
             self.level = BOT_LEVELS[(BOT_LEVELS.index(self.level) + delta) % len(BOT_LEVELS)]
+        elif name == "patience":
+            index = PATIENCES.index(self.patience) if self.patience in PATIENCES else PATIENCES.index(120)
+            self.patience = PATIENCES[max(0, min(len(PATIENCES) - 1, index + delta))]
         else:
             key = name.removeprefix("opt:")
             choices = dict(FORM_OPTIONS[self.game_id])[key]
@@ -161,7 +170,7 @@ class CreateForm:
         return game.options_to_json(game.options_from_json(dict(self.values)))
 
     def action(self) -> Create:
-        return Create(self.game_id, self.options_json(), self.seats, self.bots, self.level)
+        return Create(self.game_id, self.options_json(), self.seats, self.bots, self.level, self.patience)
 
 
 class LobbyModel:

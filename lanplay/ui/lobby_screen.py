@@ -166,7 +166,10 @@ def _form(model: LobbyModel, width: int) -> Lines:
     form = model.form
     assert form is not None
     lines: Lines = [text_line(model.text("form_title"), "class:label"), text_line("")]
-    labels = {"game": "form_game", "seats": "form_seats", "bots": "form_bots", "level": "form_level"}
+    labels = {
+        "game": "form_game", "seats": "form_seats", "bots": "form_bots", "level": "form_level",
+        "patience": "form_patience",
+    }  # fmt: skip
     for index, name in enumerate(form.fields()):
         if name == "game":
             value = game_title(model.lang, form.game_id)
@@ -176,6 +179,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
             value = str(form.bots)
         elif name == "level":
             value = model.text(f"level_{form.level}")
+        elif name == "patience":
+            value = model.text("patience_value", minutes=form.patience // 60, seconds=form.patience % 60)
         else:
             value = _value_text(model, form.values[name.removeprefix("opt:")])
         label = model.text(labels.get(name, f"form_opt_{name.removeprefix('opt:')}"))
@@ -503,7 +508,8 @@ def _table_for(
         players = [name, *(bot_name(i, name) for i in range(1, action.bots + 1))]
         model = TableModel(get_game(action.game), players, 0, lang)
         table = NetTable(model, **common).host(
-            options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind
+            options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind,
+            patience=action.patience,
         )
         return model, table
     if isinstance(action, Join):

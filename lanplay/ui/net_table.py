@@ -175,6 +175,7 @@ class NetTable:
         bots: int,
         bot_kind: str = "heuristic",
         advertise: bool = False,
+        patience: float | None = None,
     ) -> NetTable:
         """Host a table on `interface` (seat 0); `bots` seats are filled by in-process bot peers."""
         self.seats_total = seats
@@ -188,7 +189,7 @@ class NetTable:
                 options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
                 bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
                 on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
-                go=self._ask_go_on,
+                go=self._ask_go_on, **({"reconnect_timeout": patience} if patience is not None else {}),
             )  # fmt: skip
 
         self._start = start
