@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import wire
-from .adversary import SCENARIOS, Attack, AttackContext, _seats
+from .adversary import SCENARIOS, Attack, AttackContext, _seats, mutate_value
 
 
 def own_chain(ctx: AttackContext, round_of: int) -> list[Any]:
@@ -76,8 +76,140 @@ class PastNote(Attack):
                 ctx.deliver(t, data)
 
 
+class AfterEnd(Attack):
+    """`afterend[:KIND[:SEATS[:DELAY]]]`: right after the seat signs its end signature, a note of KIND
+    (`stop`: for an audit, naming nobody; `leave`; `stop1`: naming the next seat for its end
+    signature) is signed after it in the same round and sent to SEATS (default: every other seat),
+    DELAY seconds later (default 0)."""
+
+    def __init__(self, kind: str = "stop", seats: tuple[int, ...] | None = None, delay: float = 0.0) -> None:
+        self.kind = kind
+        self.seats = seats
+        self.delay = delay
+        self.fired = False
+
+    def send(self, ctx: AttackContext, out: Any) -> None:
+        ctx.deliver(out)
+        if self.fired or not out.own or out.kind != "end":
+            return
+        self.fired = True
+        body: dict[str, Any] = {}
+        kind = self.kind
+        if kind == "stop":
+            body = {"seat": None, "owed": None, "to": None, "reason": "audit"}
+        elif kind == "stop1":
+            kind = "stop"
+            body = {"seat": (ctx.seat + 1) % ctx.n, "owed": "end", "to": None, "reason": "waited"}
+        data = next_note(ctx, out.msg.round, kind, body)
+        targets = self.seats or ctx.others
+        if data is not None and ctx.fire(f"a {self.kind} after its own end to {targets}"):
+            for t in targets:
+                ctx.deliver(t, data, delay=self.delay)
+
+
+class PastFork(Attack):
+    """`pastfork[:KIND[:SEATS]]`: once SEATS (default: the last honest seat) have moved on from a round
+    the seat's own session confirmed, another version (one body value changed) of the seat's own
+    message of KIND (default: its last step of the round, `*`) of that round is sent to SEATS alone."""
+
+    def __init__(self, kind: str = "*", seats: tuple[int, ...] | None = None) -> None:
+        self.kind = kind
+        self.seats = seats
+        self.done: set[int] = set()
+
+    def tick(self, ctx: AttackContext) -> None:
+        s = ctx.session
+        if s is None:
+            return
+        r = int(s.round_index) - 1
+        if r < 0 or r in self.done:
+            return
+        targets = self.seats or (ctx.honest[-1],)
+        if not all(heard_round(ctx, t, r + 1) for t in targets):
+            return
+        self.done.add(r)
+        chain = [m for m in own_chain(ctx, r) if self.kind in ("*", m.kind) and m.kind not in ("end", "wait")]
+        if not chain:
+            return
+        msg = chain[-1]
+        body = mutate_value(msg.body, ctx.rng)
+        if body == msg.body:
+            body = {**msg.body, "x": 1}
+        data = wire.resign(ctx.identity, msg, body=body).to_wire()
+        if ctx.fire(f"another version of its {msg.kind} #{msg.seq} of round {r} to {targets} alone"):
+            for t in targets:
+                ctx.deliver(t, data)
+
+
+class ForkNote(Attack):
+    """`forknote[:KIND[:SEATS]]`: from a random moment on, the seat's next own public message goes to
+    SEATS (default: one honest seat, drawn) replaced by a note of KIND at the same place (`stop`: for
+    an audit; `stopowed`: naming a step this seat sees owed; `leave`; `wait`), the rest get it as it is."""
+
+    def __init__(self, kind: str = "leave", seats: tuple[int, ...] | None = None) -> None:
+        self.kind = kind
+        self.seats = seats
+        self.at: float | None = None
+
+    def send(self, ctx: AttackContext, out: Any) -> None:
+        if self.at is None:
+            self.at = ctx.rng.uniform(1, 25)
+        public = out.own and len(out.recipients) > 1 and isinstance(out.msg.body.get("on"), dict)
+        if not (public and 0 < self.at <= ctx.now):
+            return ctx.deliver(out)
+        self.at = -1
+        kind, body = self.kind, {}
+        if kind == "stop":
+            body = {"seat": None, "owed": None, "to": None, "reason": "audit"}
+        elif kind == "stopowed":
+            kind = "stop"
+            owed = list(ctx.session.waiting(ctx.now))
+            if not owed:
+                return ctx.deliver(out)
+            w = ctx.rng.choice(owed)
+            body = {"seat": w.seat, "owed": w.what, "to": w.private_to, "reason": "waited"}
+        targets = self.seats or (ctx.rng.choice(ctx.honest),)
+        other = ctx.version(out.msg, kind=kind, body={**body, "on": out.msg.body["on"]})
+        if not ctx.fire(f"a {self.kind} to {targets} in place of {out.kind} #{out.msg.seq}"):
+            return ctx.deliver(out)
+        ctx.deliver(out, other, to=[s for s in out.recipients if s in targets])
+        ctx.deliver(out, to=[s for s in out.recipients if s not in targets])
+
+
+class StaleStop(Attack):
+    """`stalestop[:SEAT]`: once the cards are dealt, the seat's next own public message goes to every
+    seat as a stop naming SEAT (default: the first honest seat) for its seed commitment, on a history
+    that holds no message of any other seat (its own head as it must be): a step SEAT owed on that
+    history, though the seat's own earlier messages named SEAT's commitment as held."""
+
+    def __init__(self, seat: int | None = None) -> None:
+        self.victim = seat
+        self.fired = False
+
+    def send(self, ctx: AttackContext, out: Any) -> None:
+        s = ctx.session
+        public = out.own and len(out.recipients) > 1 and isinstance(out.msg.body.get("on"), dict)
+        if self.fired or not public or s is None or s.phase != "play":
+            return ctx.deliver(out)
+        self.fired = True
+        victim = self.victim if self.victim is not None else ctx.honest[0]
+        on = dict(out.msg.body["on"])
+        on["heads"] = [h if i == ctx.seat else None for i, h in enumerate(on["heads"])]
+        on["got"] = [0] * ctx.n
+        body = {"seat": victim, "owed": "seed.commit", "to": None, "reason": "waited", "on": on}
+        if ctx.fire(f"a stop naming seat {victim} for its seed commitment on an empty history"):
+            return ctx.deliver(out, ctx.version(out.msg, kind="stop", body=body))
+        ctx.deliver(out)
+
+
 SCENARIOS.update(
     {
+        "stalestop": lambda a: StaleStop(int(a[0]) if a else None),
+        "pastfork": lambda a: PastFork(a[0] if a else "*", _seats(a[1]) if len(a) > 1 else None),
+        "forknote": lambda a: ForkNote(a[0] if a else "leave", _seats(a[1]) if len(a) > 1 else None),
+        "afterend": lambda a: AfterEnd(
+            a[0] if a else "stop", _seats(a[1]) if len(a) > 1 and a[1] else None, float(a[2]) if len(a) > 2 else 0.0
+        ),
         "pastnote": lambda a: PastNote(a[0] if a else "leave", _seats(a[1]) if len(a) > 1 else None),
     }
 )
