@@ -48,3 +48,14 @@ def test_a_note_of_a_confirmed_round_that_voids_nothing_or_reaches_all_leaves_th
     result = run(spec)
     assert result.firings, "the attack never fired"
     assert result.ok, f"{result.summary()}\nreplay: {result.spec.command()}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.6: _fork_in_past takes notes at the next place of a confirmed round's chain by count "
+    "(MAX_ROUND_MESSAGES) with no byte cap, each kept and journaled, so one cheat makes a seat keep ~80 MiB",
+)
+def test_notes_of_a_confirmed_round_are_kept_within_the_per_author_byte_cap() -> None:
+    result = run(Spec(5, "take6", 4, "{}", 2, ((3, "pastflood:60"),)))
+    assert result.firings, "the attack never fired"
+    assert result.ok, f"{result.summary()}\nreplay: {result.spec.command()}"

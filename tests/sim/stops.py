@@ -202,8 +202,44 @@ class StaleStop(Attack):
         ctx.deliver(out)
 
 
+class PastFlood(Attack):
+    """`pastflood[:COUNT]`: once the last honest seat has moved on from a round the seat confirmed,
+    COUNT (default 200) notes are signed one after the other at the next places of the seat's chain
+    of that round, each padded to about 200 KiB (a wait note with a field of no kind), and sent to
+    every other seat."""
+
+    def __init__(self, count: int = 200) -> None:
+        self.count = count
+        self.done: set[int] = set()
+
+    def tick(self, ctx: AttackContext) -> None:
+        s = ctx.session
+        if s is None:
+            return
+        r = int(s.round_index) - 1
+        if r < 0 or r in self.done or not heard_round(ctx, ctx.honest[-1], r + 1):
+            return
+        self.done.add(r)
+        chain = own_chain(ctx, r)
+        if not chain or not ctx.fire(f"{self.count} padded notes of round {r}"):
+            return
+        last = chain[-1]
+        on = dict(last.body["on"])
+        pad = "a" * (200 * 1024)
+        for _ in range(self.count):
+            heads = list(on["heads"])
+            heads[ctx.seat] = [last.seq, last.digest()]
+            on = {**on, "heads": heads}
+            body = {"pad": pad, "on": on}
+            msg = wire.resign(ctx.identity, last, kind="wait", seq=last.seq + 1, prev=last.digest(), body=body)
+            for t in ctx.others:
+                ctx.deliver(t, msg.to_wire())
+            last = msg
+
+
 SCENARIOS.update(
     {
+        "pastflood": lambda a: PastFlood(int(a[0]) if a else 200),
         "stalestop": lambda a: StaleStop(int(a[0]) if a else None),
         "pastfork": lambda a: PastFork(a[0] if a else "*", _seats(a[1]) if len(a) > 1 else None),
         "forknote": lambda a: ForkNote(a[0] if a else "leave", _seats(a[1]) if len(a) > 1 else None),
