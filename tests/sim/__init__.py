@@ -7,6 +7,7 @@ checked for the invariants P-6.1-6.4 and P-6.6 at every honest seat.
 
 from . import proofs as _proofs  # noqa: F401  (registers the attacks with proofs)
 from . import scenarios as _scenarios  # noqa: F401  (registers the named attacks)
+from . import shapes as _shapes  # noqa: F401  (registers the attack of odd shapes)
 from . import stops as _stops  # noqa: F401  (registers the attacks on stops and notes)
 from .adversary import Attack, AttackContext, Outgoing, make_attack
 from .gen import random_spec
