@@ -237,8 +237,41 @@ class PastFlood(Attack):
             last = msg
 
 
+class ForkThenPastFork(Attack):
+    """`forkthenpast[:DELAY]`: once every honest seat has moved on from a round the seat confirmed,
+    another version of its first own message of the new round goes to every other seat (a fork that
+    exposes it), and DELAY seconds later (default 1) another version of its last step of the round
+    before (a fork of a confirmed round, from a seat already exposed)."""
+
+    def __init__(self, delay: float = 1.0) -> None:
+        self.delay = delay
+        self.fired = False
+
+    def tick(self, ctx: AttackContext) -> None:
+        s = ctx.session
+        if s is None or self.fired:
+            return
+        r = int(s.round_index) - 1
+        if r < 0 or not all(heard_round(ctx, t, r + 1) for t in ctx.honest):
+            return
+        now_chain, old_chain = own_chain(ctx, r + 1), [m for m in own_chain(ctx, r) if m.kind not in ("end", "wait")]
+        if not now_chain or not old_chain:
+            return
+        self.fired = True
+        first, last = now_chain[0], old_chain[-1]
+        if ctx.fire(f"another version of its {first.kind} #0 of round {r + 1}"):
+            data = wire.resign(ctx.identity, first, body={**first.body, "x": 1}).to_wire()
+            for t in ctx.others:
+                ctx.deliver(t, data)
+        if ctx.fire(f"then another version of its {last.kind} #{last.seq} of round {r}"):
+            old = wire.resign(ctx.identity, last, body={**last.body, "x": 1}).to_wire()
+            for t in ctx.others:
+                ctx.deliver(t, old, delay=self.delay)
+
+
 SCENARIOS.update(
     {
+        "forkthenpast": lambda a: ForkThenPastFork(float(a[0]) if a else 1.0),
         "pastflood": lambda a: PastFlood(int(a[0]) if a else 200),
         "stalestop": lambda a: StaleStop(int(a[0]) if a else None),
         "pastfork": lambda a: PastFork(a[0] if a else "*", _seats(a[1]) if len(a) > 1 else None),
