@@ -170,3 +170,14 @@ def test_a_note_signed_after_another_version_of_the_secrets_exposes_the_forker_a
     result = run(spec)
     check(result, 1, exposed=True)
     assert set(result.confirmed.values()) == {1}, result.summary()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2/P-5.8: the seat sent the other version of the last secrets confirms the round and signs "
+    "its end, finds the fork a moment later and signs another end without the round; the others finish on "
+    "its first end before the second arrives, and it finishes alone on a record without the round",
+)
+def test_a_fork_of_the_last_secrets_to_one_of_four_honest_seats_leaves_them_finishing_on_one_record() -> None:
+    spec = Spec(2151, "sixes", 5, '{"chips":1}', adversaries=((4, "fork:secrets:3"),))
+    check(run(spec), 4, exposed=True)
