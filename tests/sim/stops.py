@@ -269,8 +269,39 @@ class ForkThenPastFork(Attack):
                 ctx.deliver(t, old, delay=self.delay)
 
 
+class FakeHead(Attack):
+    """`fakehead[:KIND]`: the seat's first own public message of KIND (`*`: from a random moment on)
+    names, for one other seat, a head with a digest of no message (same seq), and goes so to every
+    seat: a history nobody can bring (P-6.4: a step not yet come, waited for)."""
+
+    def __init__(self, kind: str = "*") -> None:
+        self.kind = kind
+        self.fired = False
+        self.at: float | None = None
+
+    def send(self, ctx: AttackContext, out: Any) -> None:
+        if self.at is None:
+            self.at = ctx.rng.uniform(0.5, 15)
+        on = out.msg.body.get("on") if out.msg is not None else None
+        ready = self.kind == out.kind or (self.kind == "*" and ctx.now >= self.at)
+        if self.fired or not out.own or not isinstance(on, dict) or not ready:
+            return ctx.deliver(out)
+        heads = list(on["heads"])
+        held = [i for i, h in enumerate(heads) if h is not None and i != ctx.seat]
+        if not held:
+            return ctx.deliver(out)
+        self.fired = True
+        i = ctx.rng.choice(held)
+        heads[i] = [heads[i][0], f"{ctx.rng.getrandbits(256):064x}"]
+        data = ctx.version(out.msg, body={**out.msg.body, "on": {**on, "heads": heads}})
+        if ctx.fire(f"its {out.kind} #{out.msg.seq} names seat {i}'s head #{heads[i][0]} by a digest of nothing"):
+            return ctx.deliver(out, data)
+        ctx.deliver(out)
+
+
 SCENARIOS.update(
     {
+        "fakehead": lambda a: FakeHead(a[0] if a else "*"),
         "forkthenpast": lambda a: ForkThenPastFork(float(a[0]) if a else 1.0),
         "pastflood": lambda a: PastFlood(int(a[0]) if a else 200),
         "stalestop": lambda a: StaleStop(int(a[0]) if a else None),
