@@ -299,8 +299,33 @@ class FakeHead(Attack):
         ctx.deliver(out)
 
 
+class EndRace(Attack):
+    """`endrace[:SEAT[:DELAY]]`: when the seat signs its end, it goes DELAY seconds later (default
+    0.3) to every seat but SEAT (default: the last honest seat), and SEAT is sent, instead, another
+    version of the seat's secrets of that round: the others finish on the end every seat signed, and
+    SEAT finds the fork only then."""
+
+    def __init__(self, seat: int | None = None, delay: float = 0.3) -> None:
+        self.victim = seat
+        self.delay = delay
+        self.fired = False
+
+    def send(self, ctx: AttackContext, out: Any) -> None:
+        if self.fired or not out.own or out.kind != "end":
+            return ctx.deliver(out)
+        self.fired = True
+        victim = self.victim if self.victim is not None else ctx.honest[-1]
+        secrets = [m for m in own_chain(ctx, out.msg.round) if m.kind == "secrets"]
+        if not secrets or not ctx.fire(f"its end to all but seat {victim}, another version of its secrets to it"):
+            return ctx.deliver(out)
+        other = wire.resign(ctx.identity, secrets[-1], body={**secrets[-1].body, "x": 1}).to_wire()
+        ctx.deliver(out, to=[s for s in out.recipients if s != victim], delay=self.delay)
+        ctx.deliver(victim, other, delay=self.delay)
+
+
 SCENARIOS.update(
     {
+        "endrace": lambda a: EndRace(int(a[0]) if a and a[0] else None, float(a[1]) if len(a) > 1 else 0.3),
         "fakehead": lambda a: FakeHead(a[0] if a else "*"),
         "forkthenpast": lambda a: ForkThenPastFork(float(a[0]) if a else 1.0),
         "pastflood": lambda a: PastFlood(int(a[0]) if a else 200),
