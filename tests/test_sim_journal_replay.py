@@ -5,16 +5,9 @@ round (and is exposed), then sends another version of its last step of the confi
 
 from __future__ import annotations
 
-import pytest
 from sim import Spec, run
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.6/P-6.2: _expose unconfirms the round a proof is about before its early return for a seat "
-    "already exposed, and that return leaves last_kept False, so the runner does not journal the input; "
-    "a seat restarted from its journal confirms the round again and signs another end",
-)
 def test_a_proof_against_an_exposed_seat_that_voids_a_confirmed_round_is_journaled() -> None:
     spec = Spec(5, "take6", 4, "{}", 2, ((3, "forkthenpast:0.05"),), ("crash:1@13.42+3",))
     result = run(spec)

@@ -4,15 +4,9 @@ messages the receiver holds), and expose nobody (P-6.1). The attacks are in test
 
 from __future__ import annotations
 
-import pytest
 from sim import Spec, run
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.6: a proof received is kept (last_kept, so journaled by the runner) before it is checked, and a "
-    "proof that verify refuses at once leaves the pending list, so one seat may send any number of them",
-)
 def test_refused_proofs_sent_again_and_again_are_not_kept_without_bound() -> None:
     result = run(Spec(7, "sixes", 3, '{"chips":1}', adversaries=((2, "proofspam"),)))
     assert result.firings, "the attack never fired"

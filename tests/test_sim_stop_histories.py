@@ -6,17 +6,10 @@ commitment, on a history holding no other seat's message."""
 
 from __future__ import annotations
 
-import pytest
 from sim import Spec
 from sim.world import World
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.2/P-5.5: the ledger judges a stop on any history its author names, even one older than the "
-    "history its own previous message named, so a stop naming an honest seat for a step it made long "
-    "before is taken and counted against that seat in the record (it exposes nobody: P-6.1 holds)",
-)
 def test_a_stop_on_a_history_older_than_its_authors_own_counts_nothing_against_an_honest_seat() -> None:
     world = World(Spec(11, "sixes", 3, '{"chips":1}', adversaries=((2, "stalestop"),)))
     result = world.run()
