@@ -496,9 +496,12 @@ class TableSession:
         if kind == "fork":
             first, second = proof.get("first"), proof.get("second")
             same = isinstance(first, dict) and isinstance(second, dict) and first.get("seq") == second.get("seq")
-            named = [first, second] if same else []
+            # Two versions of secrets build the same record: where one fails the audit or is refused, the
+            # seat holding it sends that proof, and that is what undoes the round everywhere.
+            named = [m for m in (first, second) if isinstance(m, dict) and m.get("kind") != "secrets"] if same else []
         else:
-            named = [proof.get("message")]
+            message = proof.get("message")
+            named = [message] if isinstance(message, dict) else []
         ledger = self._ledger_of(round_of)
         for held in named:
             if not isinstance(held, dict) or held.get("kind") not in STEP_KINDS:
