@@ -387,13 +387,10 @@ def test_a_fork_of_any_kind_to_any_seats_exposes_only_the_forker(
         assert table.sessions[0].exposed == {cheat}, table.sessions[0].phase
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.2/P-5.8: after a fork, honest seats write different records: the exposure reason is that of "
-    "the kind of fork each met (same seq or broken prev link), and a seat holding the other version never "
-    "takes the forker's later stop; the signed digest covers neither",
-)
 def test_honest_seats_write_the_same_record_after_a_fork() -> None:
+    """P-6.2: each exposed seat's one proof is the least by digest of those seen (each smaller one passed
+    on), and an exposed seat's stops are left out, so seats that met different versions of its chain
+    write the same record byte for byte."""
     table = make_table("sixes", 3, {}, seed=41)
     fork_to(table, 2, "seed.commit", (0,))
     table.run()

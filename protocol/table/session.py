@@ -132,7 +132,10 @@ class TableSession:
         self.state: Any = round_start(self.plan, self.rounds).state  # full state after the confirmed rounds
         self.void: JSONObject | None = None  # the round cut short, if any
         self.stops: list[JSONObject] = []  # every stop and leave of the game (counted against seats)
-        self.proofs: list[JSONObject] = []
+        # One proof per exposed seat: of the proofs against it, the least by digest, so every honest seat,
+        # passing each smaller one on, writes the same one into its record (P-6.2).
+        self.proofs: dict[int, JSONObject] = {}
+        self._proof_digests: dict[int, str] = {}
         self.convictions: dict[int, Conviction] = {}
         self.left: set[int] = set()
         self.links = [True] * self.n
@@ -453,14 +456,18 @@ class TableSession:
             # from the journal undoes it too (P-5.6).
             self._unconfirm(round_of)
             self.last_kept = True
-        if conviction.seat in self.convictions:
+        digest = sha256_hex(canonical(proof))
+        known = conviction.seat in self.convictions
+        if known and digest >= self._proof_digests[conviction.seat]:
             return
         self.convictions[conviction.seat] = conviction
-        self.ledger.forked.add(conviction.seat)  # the round is over: its notes need not wait on this seat's chain
-        self.proofs.append(proof)
-        self.exposed_here.add(conviction.seat)
+        self.proofs[conviction.seat] = proof
+        self._proof_digests[conviction.seat] = digest
         self.last_kept = True
-        self._out.append(Exposed(conviction.seat, conviction.rule, conviction.reason, proof))
+        if not known:
+            self.ledger.forked.add(conviction.seat)  # the round is over: its notes need not wait on its chain
+            self.exposed_here.add(conviction.seat)
+            self._out.append(Exposed(conviction.seat, conviction.rule, conviction.reason, proof))
         if send:
             whole = canonical({"proof": proof})
             # Whole when it fits: a seat that holds another version of a message it names (a fork it
@@ -1102,9 +1109,12 @@ class TableSession:
             {"seat": seat, "rule": c.rule, "reason": c.reason, "kind": c.kind}
             for seat, c in sorted(self.convictions.items())
         ]
-        out["proofs"] = list(self.proofs)
+        out["proofs"] = [self.proofs[seat] for seat in sorted(self.proofs)]
         # In chain order, not arrival order: every seat that took the same stops writes the same list.
-        out["stops"] = sorted(self.stops, key=lambda stop: [int(str(stop[key])) for key in ("round", "by", "seq")])
+        # An exposed seat's stops are left out: its word counts against nobody, and seats holding another
+        # version of its chain take different ones of them.
+        stops = [stop for stop in self.stops if stop["by"] not in self.convictions]
+        out["stops"] = sorted(stops, key=lambda stop: [int(str(stop[key])) for key in ("round", "by", "seq")])
         if self.void is not None:
             out["void"] = self.void
         digest = self.record_digest()
