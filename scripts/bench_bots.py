@@ -27,7 +27,7 @@ of the heuristic's weights (and a random player), each duplicate against the heu
 seat, 4 heuristic or 4 random opponents, `--rounds` deals (default 6,000; no search, so seconds).
 
 Usage: .venv/bin/python scripts/bench_bots.py [--quick] [--rounds N] [--budget 0.25] [--workers 2]
-[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...] [--sixes-variants]
+[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...] [--rows PATH] [--sixes-variants]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.games import get_game
@@ -424,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the levels measured (default both)")
     parser.add_argument("--against", nargs="+", choices=("heuristic", "random", "easy"),
                         default=["heuristic", "random", "easy"], help="the opponents (default all)")
+    parser.add_argument("--rows", metavar="PATH", default=None,
+                        help="also write every round's result to PATH, one JSON line each (to pair two runs)")
     parser.add_argument("--sixes-variants", action="store_true",
                         help="only: how much the Sixes one-card policy matters (heuristic weight variants)")
     args = parser.parse_args(argv)
@@ -451,6 +453,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             times[MATCHES[result.match].subject].extend(result.decision_times)
     for i in chosen:
         report(MATCHES[i], sorted(results[i], key=lambda r: r.index))
+    if args.rows:
+        with open(args.rows, "w", encoding="utf-8") as out:
+            for i in chosen:
+                for r in sorted(results[i], key=lambda r: r.index):
+                    m = MATCHES[i]
+                    row = {"game": m.game, "subject": m.subject, "others": m.others, "index": r.index, "seat": r.seat,
+                           "subject_table": asdict(r.subject), "references": dict(
+                               zip(m.references, (asdict(t) for t in r.references), strict=True))}
+                    out.write(json.dumps(row) + "\n")
     for level, limit, budget in (("expert", 0.5, args.budget), ("normal", 0.1, NORMAL_BUDGET)):
         if times[level]:
             value = p95(times[level])
