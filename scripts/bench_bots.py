@@ -27,7 +27,8 @@ of the heuristic's weights (and a random player), each duplicate against the heu
 seat, 4 heuristic or 4 random opponents, `--rounds` deals (default 6,000; no search, so seconds).
 
 Usage: .venv/bin/python scripts/bench_bots.py [--quick] [--rounds N] [--budget 0.25] [--workers 2]
-[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...] [--rows PATH] [--sixes-variants]
+[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...] [--first I] [--rows PATH]
+[--sixes-variants]
 """
 
 from __future__ import annotations
@@ -424,6 +425,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the levels measured (default both)")
     parser.add_argument("--against", nargs="+", choices=("heuristic", "random", "easy"),
                         default=["heuristic", "random", "easy"], help="the opponents (default all)")
+    parser.add_argument("--first", type=int, default=0,
+                        help="the first deal's index (default 0): a later run adds new deals to an earlier one's")
     parser.add_argument("--rows", metavar="PATH", default=None,
                         help="also write every round's result to PATH, one JSON line each (to pair two runs)")
     parser.add_argument("--sixes-variants", action="store_true",
@@ -433,6 +436,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--rounds must be at least 2 (a confidence interval needs them)")
     if not 0 < args.budget <= 60:
         parser.error("--budget must be more than 0 and at most 60 seconds")
+    if args.first < 0:
+        parser.error("--first must not be negative")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     started = time.perf_counter()
@@ -444,7 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         i for i, m in enumerate(MATCHES) if m.game in args.games and m.subject in args.only and m.others in args.against
     ]
     rounds = {i: args.rounds or (MATCHES[i].quick if args.quick else MATCHES[i].rounds) for i in chosen}
-    jobs = [(i, index, args.budget) for i in chosen for index in range(rounds[i])]
+    jobs = [(i, index, args.budget) for i in chosen for index in range(args.first, args.first + rounds[i])]
     times: dict[str, list[float]] = {"expert": [], "normal": []}
     results: dict[int, list[RoundResult]] = {i: [] for i in chosen}
     with multiprocessing.Pool(args.workers) as pool:
