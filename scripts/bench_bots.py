@@ -22,8 +22,13 @@ paid for passing (X-2.4, X-2.5), from 10 chips each (X-1.4).
 The decision times are those of the subject's decisions with more than one legal move, with
 `--workers` rounds played side by side (a table's peers run beside each other on one laptop).
 
+`--sixes-variants` instead measures how much a Sixes seat's one-card policy matters at all: variants
+of the heuristic's weights (and a random player), each duplicate against the heuristic in the same
+seat, 4 heuristic or 4 random opponents, `--rounds` deals (default 6,000; no search, so seconds).
+
 Usage: .venv/bin/python scripts/bench_bots.py [--quick] [--rounds N] [--budget 0.25] [--workers 2]
-[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...]
+[--games ...] [--only expert|normal ...] [--against heuristic|random|easy ...] [--first I] [--rows PATH]
+[--sixes-variants]
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.games import get_game
@@ -318,6 +323,98 @@ def report(match: Match, rows: list[RoundResult]) -> None:
             emit(f"sixes {s} minus {ref} net chips per round (duplicate)", mean(diff), "chips", mean_ci(diff), n)
 
 
+# --sixes-variants: (name, weights) with the weights of `lanplay.bots.sixes` (OWN_CARD, OWN_NEXT,
+# GIFT_NEAR, GIFT_FAR, MOBILITY), then RESERVE (subtracted when the play leaves no own card playable)
+# and DEPTH (an own card beyond counts that much less per step it lies further off).
+SIXES_VARIANTS: tuple[tuple[str, tuple[float, ...]], ...] = (
+    ("gifts weigh double", (4, 1, 1.0, 0.2, 0.5, 0, 0)),
+    ("gifts weigh half", (4, 1, 0.25, 0.05, 0.5, 0, 0)),
+    ("gifts ignored", (4, 0, 0, 0, 0.5, 0, 0)),
+    ("own cards weigh double", (8, 1, 0.5, 0.1, 0.5, 0, 0)),
+    ("mobility double", (4, 1, 0.5, 0.1, 1.0, 0, 0)),
+    ("mobility half", (4, 1, 0.5, 0.1, 0.25, 0, 0)),
+    ("no bonus for an own next card", (4, 0, 0.5, 0.1, 0.5, 0, 0)),
+    ("keep an own card playable (reserve 3)", (4, 1, 0.5, 0.1, 0.5, 3, 0)),
+    ("near own cards first (depth 0.3)", (4, 1, 0.5, 0.1, 0.5, 0, 0.3)),
+)
+
+
+class SixesVariant:
+    """A Sixes seat scoring each playable card like the heuristic, with other weights."""
+
+    name = "variant"
+
+    def __init__(self, weights: tuple[float, ...], seed: int) -> None:
+        self.weights = weights
+        self.rng = random.Random(seed)
+
+    def choose(self, game: Any, view: Any, seat: int) -> Any:
+        from engine.sixes import opened_by
+        from lanplay.bots.sixes import _CHAINS
+
+        own_card, own_next, gift_near, gift_far, mobility, reserve, depth = self.weights
+        moves = game.legal_moves(view, seat)
+        if len(moves) == 1:
+            return moves[0]
+        mine = frozenset(view.round.hands[seat])
+        ends = view.round.playable
+        best: list[Any] = []
+        best_score = -math.inf
+        for move in moves:
+            rest = mine - {move.card}
+            score = 0.0
+            for chain in _CHAINS[move.card]:
+                score += own_next if chain[0] in rest else 0.0
+                seen = False
+                for step, later in enumerate(chain, 1):
+                    if later in rest:
+                        score += own_card - depth * step
+                        seen = True
+                    else:
+                        score -= gift_far if seen else gift_near
+            after = (rest & ends) | (rest & opened_by(move.card))
+            score += mobility * len(after) - (reserve if rest and not after else 0.0)
+            if score > best_score:
+                best, best_score = [move], score
+            elif score == best_score:
+                best.append(move)
+        return best[0] if len(best) == 1 else self.rng.choice(best)
+
+
+def sixes_variants(rounds: int) -> None:
+    """Each variant (and a random seat) against the heuristic in the same seat, duplicate."""
+    for others in ("heuristic", "random"):
+        def seat_bot(kind: str, weights: tuple[float, ...], seed: int) -> Bot:
+            return SixesVariant(weights, seed) if kind == "variant" else make_bot("sixes", kind, seed)
+
+        base: list[tuple[bool, float]] = []
+        for index in range(rounds):
+            base.append(_sixes_seat_result(index, others, seat_bot("heuristic", (), 7_000_000 + index)))
+        won = sum(w for w, _ in base)
+        emit(f"sixes heuristic share of rounds won vs 4 {others} (variants' reference)", won / rounds, "share",
+             proportion_ci(won, rounds), rounds)
+        for name, weights in (("random", ()), *SIXES_VARIANTS):
+            kind = "random" if name == "random" else "variant"
+            rows = [
+                _sixes_seat_result(index, others, seat_bot(kind, weights, 7_000_000 + index))
+                for index in range(rounds)
+            ]
+            wins = [float(w) - float(b[0]) for (w, _), b in zip(rows, base, strict=True)]
+            chips = [c - b[1] for (_, c), b in zip(rows, base, strict=True)]
+            emit(f"sixes {name} minus heuristic share of rounds won vs 4 {others} (duplicate)", mean(wins), "share",
+                 mean_ci(wins), rounds, weights=list(weights))
+            emit(f"sixes {name} minus heuristic net chips per round vs 4 {others} (duplicate)", mean(chips), "chips",
+                 mean_ci(chips), rounds)
+
+
+def _sixes_seat_result(index: int, others: str, bot: Bot) -> tuple[bool, float]:
+    seat = index % PLAYERS["sixes"]
+    bots = {s: make_bot("sixes", others, 1000 * index + s) for s in range(PLAYERS["sixes"])}
+    bots[seat] = bot
+    table, _ = play_round("sixes", index, bots, None)
+    return table.winner == seat, table.score[seat]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few rounds of each comparison (a smoke test)")
@@ -329,19 +426,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the levels measured (default both)")
     parser.add_argument("--against", nargs="+", choices=("heuristic", "random", "easy"),
                         default=["heuristic", "random", "easy"], help="the opponents (default all)")
+    parser.add_argument("--first", type=int, default=0,
+                        help="the first deal's index (default 0): a later run adds new deals to an earlier one's")
+    parser.add_argument("--rows", metavar="PATH", default=None,
+                        help="also write every round's result to PATH, one JSON line each (to pair two runs)")
+    parser.add_argument("--sixes-variants", action="store_true",
+                        help="only: how much the Sixes one-card policy matters (heuristic weight variants)")
     args = parser.parse_args(argv)
     if args.rounds is not None and args.rounds < 2:
         parser.error("--rounds must be at least 2 (a confidence interval needs them)")
     if not 0 < args.budget <= 60:
         parser.error("--budget must be more than 0 and at most 60 seconds")
+    if args.first < 0:
+        parser.error("--first must not be negative")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     started = time.perf_counter()
+    if args.sixes_variants:
+        sixes_variants(args.rounds or (600 if args.quick else 6000))
+        emit("bench_bots wall time", time.perf_counter() - started, "s", None, args.rounds or 0)
+        return 0
     chosen = [
         i for i, m in enumerate(MATCHES) if m.game in args.games and m.subject in args.only and m.others in args.against
     ]
     rounds = {i: args.rounds or (MATCHES[i].quick if args.quick else MATCHES[i].rounds) for i in chosen}
-    jobs = [(i, index, args.budget) for i in chosen for index in range(rounds[i])]
+    jobs = [(i, index, args.budget) for i in chosen for index in range(args.first, args.first + rounds[i])]
     times: dict[str, list[float]] = {"expert": [], "normal": []}
     results: dict[int, list[RoundResult]] = {i: [] for i in chosen}
     with multiprocessing.Pool(args.workers) as pool:
@@ -350,6 +459,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             times[MATCHES[result.match].subject].extend(result.decision_times)
     for i in chosen:
         report(MATCHES[i], sorted(results[i], key=lambda r: r.index))
+    if args.rows:
+        with open(args.rows, "w", encoding="utf-8") as out:
+            for i in chosen:
+                for r in sorted(results[i], key=lambda r: r.index):
+                    m = MATCHES[i]
+                    row = {"game": m.game, "subject": m.subject, "others": m.others, "index": r.index, "seat": r.seat,
+                           "subject_table": asdict(r.subject), "references": dict(
+                               zip(m.references, (asdict(t) for t in r.references), strict=True))}
+                    out.write(json.dumps(row) + "\n")
     for level, limit, budget in (("expert", 0.5, args.budget), ("normal", 0.1, NORMAL_BUDGET)):
         if times[level]:
             value = p95(times[level])

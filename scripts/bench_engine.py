@@ -1,9 +1,17 @@
 """Engine benchmarks: random playouts per second and the heuristic bots' results.
 
 Prints one JSON line per figure. Usage: .venv/bin/python scripts/bench_engine.py [--quick] [--speed-only]
-[--repeats N]. Speeds are per second of this process's CPU time; each is run N times (default 3),
-since the machine may be shared: the line gives the median (`value`), the best run (`best`) and the
-goal of issue 12 (`target`, where it sets one).
+[--repeats N] [--compare PATH ...]. Speeds are per second of this process's CPU time; each is run N
+times (default 3), since the machine may be shared: the line gives the median (`value`), the best run
+(`best`) and the goal of issue 12 (`target`, where it sets one).
+
+`--compare PATH` measures another 6 nimmt! engine side by side with ours in this one process: PATH is
+a Python file (kept outside the repository: no other project's code is committed here) defining
+`random_round(rng)`, one random 4-player round of that engine (a fresh deal, 10 turns of uniformly
+random cards, placement, bullheads, a row chosen when a card is below every row). Ours is
+`play_round` below, as the speed figures play it; the two alternate in runs of equal CPU time,
+`--repeats` times, and the line gives ours over theirs (issue 32 item 3: ahead of every pure-Python
+engine found).
 """
 
 from __future__ import annotations
@@ -198,12 +206,67 @@ def sixes_round_share(seat0: str, rounds: int) -> float:
     return won / rounds
 
 
+def load_engine(path: str) -> Callable[[random.Random], object]:
+    """`random_round` of the Python file at `path` (`--compare`); one clear line if there is none."""
+    import importlib.util
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(f"--compare {path}: no such file (a Python file defining random_round(rng))")
+    spec = importlib.util.spec_from_file_location(f"compared_{file.stem}", file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    play = getattr(module, "random_round", None)
+    if not callable(play):
+        raise SystemExit(f"--compare {path}: the file defines no random_round(rng) (one random 4-player round)")
+    return play  # type: ignore[no-any-return]
+
+
+def compare_take6(paths: list[str], seconds: float, repeats: int) -> None:
+    """Ours against each engine of `paths`, alternating runs of `seconds` CPU time in this process."""
+    game = all_games()["take6"]
+    options = game.options_from_json({})
+    for path in paths:
+        theirs = load_engine(path)
+        name = path.rsplit("/", 1)[-1].removesuffix(".py")
+        rng_ours, rng_theirs = random.Random(1), random.Random(1)
+        ours_runs: list[float] = []
+        their_runs: list[float] = []
+        def ours(rng: random.Random = rng_ours) -> object:
+            return play_round(game, game.new_game(4, options), rng, None)
+
+        def other(rng: random.Random = rng_theirs, play: Callable[[random.Random], object] = theirs) -> object:
+            return play(rng)
+
+        for _ in range(repeats):
+            ours_runs.append(rate(ours, seconds))
+            their_runs.append(rate(other, seconds))
+        ratios = [a / b for a, b in zip(ours_runs, their_runs, strict=True)]
+        emit(f"take6 random rounds/s, 4 players, alternating with {name}", statistics.median(ours_runs),
+             "rounds/s", best=round(max(ours_runs), 1), runs=repeats)
+        emit(f"{name} random rounds/s, 4 players, alternating with lanplay", statistics.median(their_runs),
+             "rounds/s", best=round(max(their_runs), 1), runs=repeats)
+        ratio = statistics.median(ratios)
+        emit(f"take6 engine speed over {name} (one process, alternating runs)", ratio, "ratio",
+             lowest=round(min(ratios), 4), highest=round(max(ratios), 4), runs=repeats,
+             goal="> 1 (issue 32)", met=ratio > 1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--speed-only", action="store_true", help="only the engine's speed, not the bots' results")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each speed figure (median and best)")
+    parser.add_argument("--compare", nargs="+", metavar="PATH", default=[],
+                        help="other 6 nimmt! engines' random_round(rng), measured side by side with ours")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    if args.compare:
+        compare_take6(args.compare, 1.0 if args.quick else 2.0, args.repeats)
+        return
     seconds = 1.0 if args.quick else 3.0
     scale = 10 if args.quick else 1
     games = all_games()

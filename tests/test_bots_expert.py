@@ -194,6 +194,24 @@ def test_make_bot_offers_the_expert_and_reads_the_budget(monkeypatch: pytest.Mon
         ExpertBot("take6", samples=0)
 
 
+def test_only_the_sixth_sense_prediction_takes_more_than_one_budget() -> None:
+    """S-3.1: the prediction, once a round, may use more search time; every other decision one budget,
+    and never so much that the expert's 0.5 s goal falls at the default budget."""
+    from engine.playout import shuffled_deal
+    from engine.sixth_sense import Predict
+
+    state = SIXTH_SENSE.new_game(4, SixthSenseOptions())
+    state = SIXTH_SENSE.start_round(state, shuffled_deal(SIXTH_SENSE, state, random.Random(2)))
+    seat = SIXTH_SENSE.expected(state).seats[0]
+    share = searcher_for(SIXTH_SENSE.id).budget_share(SIXTH_SENSE.legal_moves(state, seat))
+    assert share > 1 and share * DEFAULT_BUDGET < 0.5
+    for game, players in ((SIXTH_SENSE, 4), (TAKE6, 4), (SIXES, 5)):
+        for later, other in random_states(game, players, game.options_from_json({}), random.Random(3), 8):
+            moves = game.legal_moves(later, other)
+            if moves and not isinstance(moves[0], Predict):
+                assert searcher_for(game.id).budget_share(moves) == 1.0
+
+
 def test_deal_hidden_keeps_constraints() -> None:
     rng = random.Random(1)
     pool = list(range(20))

@@ -68,6 +68,11 @@ class Searcher(Protocol):
         """The moves worth searching (all of `moves`, or the most promising of many)."""
         ...
 
+    def budget_share(self, moves: tuple[Any, ...]) -> float:
+        """How many times the time budget this decision may take (1.0 for most; more for a
+        decision made once a round that weighs on all the rest, like 6th Sense's prediction)."""
+        ...
+
     def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
         """The move the game's heuristic makes from `view`: kept unless the search finds better."""
         ...
@@ -203,7 +208,7 @@ class ExpertBot:
         # Paired results against the prior (the same world and dice for every candidate).
         gain = [0.0] * len(candidates)
         gain_squares = [0.0] * len(candidates)
-        deadline = start + self.budget
+        deadline = start + self.budget * self.searcher.budget_share(moves)
         slowest = 0.0
         batches = 0
         limit = self.samples if self.samples is not None else MAX_BATCHES

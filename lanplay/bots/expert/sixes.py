@@ -165,6 +165,9 @@ class SixesSearcher:
         self._chain: _Chain | None = None
         self._chain_of: tuple[Any, random.Random] | None = None
 
+    def budget_share(self, moves: tuple[Any, ...]) -> float:
+        return 1.0
+
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         return moves
 

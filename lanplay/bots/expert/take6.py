@@ -131,6 +131,9 @@ class Take6Searcher:
         self.heuristic = Take6Bot(0)
         self.fast = FastHeuristic()
 
+    def budget_share(self, moves: tuple[Any, ...]) -> float:
+        return 1.0
+
     def candidates(self, view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Any, ...]:
         if not isinstance(moves[0], Pick) or len(moves) <= PICK_CANDIDATES:
             return moves
