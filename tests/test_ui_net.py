@@ -204,6 +204,11 @@ def test_a_whole_game_ends_on_the_game_over_screen_with_the_saved_record(_home: 
     assert isinstance(outcome, Outcome) and outcome.finished and outcome.complete and not outcome.exposed
     text = screen_text(model)
     assert "Game over" in text and "Final table" in text and "Record saved to" in text
+    # the score sheet: each seat's points in round 1, then its total, as on paper
+    sheet = text.split("Round by round")[1].splitlines()
+    assert "R1" in sheet[1] and "total" in sheet[1]
+    for seat, total in enumerate(model.game_over.totals if model.game_over else ()):
+        assert sheet[2 + seat].split()[-1] == str(total)
     assert model.game_over is not None and model.game_over.record_path == str(copy.resolve())
     assert f"Copy saved to {copy.resolve()}" in text
     assert table.record_path is not None and table.record_path.parent == _home / "records"

@@ -107,6 +107,8 @@ EN: dict[str, str] = {
     "winner_is": "Winner: {names}",
     "winners_are": "Winners: {names}",
     "final_table": "Final table",
+    "score_sheet": "Round by round",
+    "sheet_total": "total",
     "scores_so_far": "Scores after {rounds} confirmed round(s), kept in the record (no winner: the game did not end)",
     "record_saved": "Record saved to {path}",
     "record_not_saved": "No record was saved",
@@ -426,6 +428,8 @@ NL: dict[str, str] = {
     "winner_is": "Winnaar: {names}",
     "winners_are": "Winnaars: {names}",
     "final_table": "Eindstand",
+    "score_sheet": "Ronde na ronde",
+    "sheet_total": "totaal",
     "scores_so_far": (
         "Stand na {rounds} bevestigde ronde(s), bewaard in het verslag (geen winnaar: het spel is niet uit)"
     ),

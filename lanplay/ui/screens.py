@@ -202,6 +202,30 @@ def game_over_width(model: TableModel, screen_width: int = SCREEN_WIDTH) -> int:
     return max(GAME_OVER_WIDTH, min(screen_width - 2, longest + 5))
 
 
+def score_sheet_lines(model: TableModel, width: int) -> Lines:
+    """The score sheet: each seat's points round by round (the latest rounds that fit, `…` before them
+    when some do not), then its total, as a person keeps score on paper."""
+    results = model.round_results
+    if not results:
+        return []
+    name_width, column = 10, 4
+    fit = max(1, (width - name_width - 8) // column)
+    shown = results[-fit:]
+    cut = "…" if len(results) > len(shown) else " "
+    lines: Lines = [text_line(""), text_line(model.text("score_sheet"), "class:label")]
+    head = "".join(f"{'R' + str(r.round_no):>{column}}" for r in shown)
+    lines.append(text_line(f" {'':<{name_width}}{cut}{head} {model.text('sheet_total'):>6}"))
+    for seat in range(len(model.players)):
+        points = []
+        for result in shown:
+            row = next((row for row in result.rows if row.seat == seat), None)
+            points.append(f"{row.points if row is not None else '':>{column}}")
+        total = next((row.total for row in results[-1].rows if row.seat == seat), 0)
+        name = model.name(seat)[:name_width]
+        lines.append(text_line(f" {name:<{name_width}}{cut}{''.join(points)} {total:>6}"))
+    return lines
+
+
 def game_over_lines(model: TableModel) -> Lines:
     over = model.game_over
     if over is None:
@@ -229,6 +253,7 @@ def game_over_lines(model: TableModel) -> Lines:
         for place, seat in ranks(over.totals, highest_first=model.look.HIGHEST_FIRST):  # T-4.2: fewest wins
             crown = " ★" if seat in over.winners and not over.stopped else ""
             lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
+    lines.extend(score_sheet_lines(model, width))
     lines.append(text_line(""))
     if over.record_path:
         label = model.text("record_saved", path="").rstrip()
