@@ -228,7 +228,7 @@ def test_a_person_who_leaves_is_replaced_by_a_bot_when_the_others_go_on_and_the_
     table = NetTable(
         model, identity=load_or_create_identity(_home), data_dir=_home, table_dir=_home / "journals-play",
         interface=LOOPBACK, name="Ann", bot_delay=0.0,
-    ).host(options=game.options_to_json(game.options_from_json({"chips": 6})), seats=3, bots=1)  # fmt: skip
+    ).host(options=game.options_to_json(game.options_from_json({"chips": 10})), seats=3, bots=1)  # fmt: skip
     ports: list[int] = []
     table._on_lobby = (lambda on_lobby: lambda lobby, port: (ports.append(port), on_lobby(lobby, port)))(  # type: ignore[method-assign]
         table._on_lobby
@@ -247,8 +247,15 @@ def test_a_person_who_leaves_is_replaced_by_a_bot_when_the_others_go_on_and_the_
     async def script(model: TableModel, pipe: PipeInput) -> None:
         bob_task = asyncio.ensure_future(bob())
         await _press_enter_until(model, pipe, lambda: 1 in model.audits)  # the first round confirmed
+        # ten chips each: nobody runs out in one round, so the game is not over when Bob leaves
+        assert model.game_over is None and not (table.session and table.session.complete)
         await bob_runner[0].leave()
-        await _until(lambda: model.kind == "go_on", 60, "the question to go on")
+        try:
+            await _until(lambda: model.kind == "go_on", 60, "the question to go on")
+        except AssertionError:
+            session = table.session
+            where = (session.phase, session.present(), session.finished) if session is not None else None
+            raise AssertionError(f"no question to go on ({where})\n{screen_text(model)}") from None
         seen["asked"] = screen_text(model)
         pipe.send_text(TAB + ENTER)  # the first choice: go on with a bot
         await _press_enter_until(model, pipe, lambda: model.game_over is not None)
