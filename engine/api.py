@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from engine.shuffle import shuffle
+
 JSONObject = dict[str, object]
 
 Phase = Literal[
@@ -110,22 +112,16 @@ MoveT = TypeVar("MoveT")
 DealT = TypeVar("DealT")
 
 
-class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
-    """Rules of one game. Instances hold no state; every method is a pure function."""
+class Rules(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
+    """The rules of one game: set-up, the deal, legal moves, applying them, what a seat may know, results.
+    Instances hold no state; every method is a pure function."""
 
     id: str
     title: str
     min_players: int
     max_players: int
 
-    # --- options and set-up -------------------------------------------------------------
-    @abstractmethod
-    def options_from_json(self, raw: Mapping[str, object]) -> OptionsT:
-        """Validate table options (missing keys take defaults); raise FormatError naming the key."""
-
-    @abstractmethod
-    def options_to_json(self, options: OptionsT) -> JSONObject: ...
-
+    # --- set-up and the deal ---------------------------------------------------------------
     @abstractmethod
     def new_game(self, players: int, options: OptionsT) -> StateT:
         """The state before the first deal (phase "deal")."""
@@ -144,19 +140,11 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
 
     def deal_shuffled(self, state: StateT, dealer: int, rng: random.Random) -> DealT:
         """The deal of the layout's deck shuffled by `rng` exactly as `rng.shuffle` does
-        (`engine.playout.shuffle`), for local games and playouts. A game may build the same deal
+        (`engine.shuffle.shuffle`), for local games and playouts. A game may build the same deal
         faster: these cards come from its own deck, so they need none of `deal_from_cards`'s checks."""
-        from engine.playout import shuffle  # here, since engine.playout imports this module
-
         cards: list[str | None] = list(self.layout(state, dealer).deck)
         shuffle(cards, rng)
         return self.deal_from_cards(state, dealer, cards)
-
-    @abstractmethod
-    def deal_from_json(self, state: StateT, raw: Mapping[str, object]) -> DealT: ...
-
-    @abstractmethod
-    def deal_to_json(self, deal: DealT) -> JSONObject: ...
 
     @abstractmethod
     def start_round(self, state: StateT, deal: DealT) -> StateT:
@@ -194,19 +182,9 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
         """The state as `seat` may know it: other hands and hidden choices removed."""
 
     @abstractmethod
-    def move_from_json(self, raw: Mapping[str, object]) -> MoveT: ...
-
-    @abstractmethod
-    def move_to_json(self, move: MoveT) -> JSONObject: ...
-
-    @abstractmethod
     def move_seat(self, move: MoveT) -> int: ...
 
     # --- results ------------------------------------------------------------------------
-    @abstractmethod
-    def round_report(self, state: StateT) -> JSONObject:
-        """The current (or just finished) round as `lanplay replay --json` reports it."""
-
     @abstractmethod
     def totals(self, state: StateT) -> tuple[int, ...]: ...
 
@@ -215,15 +193,50 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
         """Winning seats once the game is over, else None."""
 
     @abstractmethod
+    def players(self, state: StateT) -> int: ...
+
+
+class WireForms(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
+    """The canonical JSON of a game's options, deals, moves and cards (records and the table's messages carry
+    these), and the reports made from its states."""
+
+    @abstractmethod
+    def options_from_json(self, raw: Mapping[str, object]) -> OptionsT:
+        """Validate table options (missing keys take defaults); raise FormatError naming the key."""
+
+    @abstractmethod
+    def options_to_json(self, options: OptionsT) -> JSONObject: ...
+
+    @abstractmethod
+    def deal_from_json(self, state: StateT, raw: Mapping[str, object]) -> DealT: ...
+
+    @abstractmethod
+    def deal_to_json(self, deal: DealT) -> JSONObject: ...
+
+    @abstractmethod
+    def move_from_json(self, raw: Mapping[str, object]) -> MoveT: ...
+
+    @abstractmethod
+    def move_to_json(self, move: MoveT) -> JSONObject: ...
+
+    def card_to_json(self, code: str) -> object:
+        """A card code as this game's moves write it."""
+        return code
+
+    # --- reports ------------------------------------------------------------------------
+    @abstractmethod
+    def round_report(self, state: StateT) -> JSONObject:
+        """The current (or just finished) round as `lanplay replay --json` reports it."""
+
+    @abstractmethod
     def public_state(self, state: StateT) -> JSONObject:
         """What every seat knows, in canonical JSON values: peers hash it to detect desync."""
 
-    @abstractmethod
-    def players(self, state: StateT) -> int: ...
 
-    # --- what a table protocol must know about the game ----------------------------------
-    # A peer-to-peer table hides hands and some choices; these say which, so that the protocol
-    # never names a game. Defaults describe a game with no hidden hand at all.
+class TableHooks(Generic[OptionsT, StateT]):
+    """What a table protocol must know about the game. A peer-to-peer table hides hands and some choices;
+    these say which, so that the protocol never names a game. Defaults describe a game with no hidden hand."""
+
     def hand_card_fields(self) -> tuple[str, ...]:
         """Move fields that name a card from the mover's own hand (on a table with hidden hands
         the protocol carries such a card as a deck position plus every seat's key, P-4.3)."""
@@ -247,9 +260,14 @@ class Game(ABC, Generic[OptionsT, StateT, MoveT, DealT]):
         """How many tricks of the round have ended in `state` (0 for games without tricks)."""
         return 0
 
-    def card_to_json(self, code: str) -> object:
-        """A card code as this game's moves write it."""
-        return code
+
+class Game(
+    Rules[OptionsT, StateT, MoveT, DealT],
+    WireForms[OptionsT, StateT, MoveT, DealT],
+    TableHooks[OptionsT, StateT],
+):
+    """One game as every part of lanplay uses it: its `Rules`, its `WireForms` and its `TableHooks`.
+    Instances hold no state; every method is a pure function."""
 
 
 def require_int(raw: Mapping[str, object], key: str, what: str) -> int:

@@ -5,27 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from engine.api import FormatError, Game
+from engine.sixes import SIXES
+from engine.sixth_sense import SIXTH_SENSE
+from engine.take6 import TAKE6
 
 AnyGame = Game[Any, Any, Any, Any]
 
+_GAMES: tuple[AnyGame, ...] = (SIXTH_SENSE, TAKE6, SIXES)
+
 
 def all_games() -> dict[str, AnyGame]:
-    from engine.sixth_sense import SIXTH_SENSE
-
-    games: dict[str, AnyGame] = {SIXTH_SENSE.id: SIXTH_SENSE}
-    try:
-        from engine.take6 import TAKE6
-
-        games[TAKE6.id] = TAKE6
-    except ImportError:  # pragma: no cover - while the game is being written
-        pass
-    try:
-        from engine.sixes import SIXES
-
-        games[SIXES.id] = SIXES
-    except ImportError:  # pragma: no cover
-        pass
-    return games
+    return {game.id: game for game in _GAMES}
 
 
 def get_game(game_id: str) -> AnyGame:

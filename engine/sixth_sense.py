@@ -27,7 +27,7 @@ from engine.api import (
     winners_by,
 )
 from engine.fastvalue import fast_constructor, lookup_all
-from engine.playout import shuffle
+from engine.shuffle import shuffle
 
 # S-1.2: colour codes in canonical deck order; S-1.1: the 14 values (6 is the 6/9 card).
 COLOURS = ("R", "Y", "G", "B", "P")

@@ -34,7 +34,7 @@ from engine.api import (
     winners_by,
 )
 from engine.fastvalue import fast_constructor, lookup_all
-from engine.playout import shuffle
+from engine.shuffle import shuffle
 
 MAX_CARD = 104  # T-1.1
 ROWS = 4  # T-2.1

@@ -1,6 +1,6 @@
 """The seat plan of a table, signed by every seat, with the seat order drawn jointly (I7, P-3.2).
 
-Sans-IO: `lanplay.lobby` carries these values over the lobby links; nothing here touches a socket.
+Sans-IO: `lanplay.net.lobby` carries these values over the lobby links; nothing here touches a socket.
 
 Why: the host of a lobby used to write the plan alone. It could list a *phantom seat* under anyone's
 public key (who would then be blamed for withholding at a table they never joined), and it always sat

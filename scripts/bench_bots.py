@@ -42,9 +42,10 @@ from typing import Any
 from engine.games import get_game
 from engine.playout import shuffled_deal
 from engine.take6 import TAKE6
-from lanplay.bots import NORMAL_BUDGET, Bot, make_bot
+from lanplay.bots import NORMAL_BUDGET, Bot
 from lanplay.bots.expert import DEFAULT_BUDGET, ExpertBot
 from lanplay.bots.expert.take6 import Take6Searcher
+from lanplay.games import make_bot
 
 PLAYERS = {"sixth-sense": 4, "take6": 4, "sixes": 5}
 GAMES = tuple(PLAYERS)

@@ -20,7 +20,8 @@ from engine import sixes, sixth_sense, take6
 from engine.api import Game
 from engine.games import all_games
 from engine.playout import shuffled_deal
-from lanplay.bots import Bot, RandomBot, make_bot
+from lanplay.bots import Bot, RandomBot
+from lanplay.games import make_bot
 
 # (game, players, options, label, goal in rounds/s: issue 12 item 2)
 PLAYOUTS: list[tuple[str, int, dict[str, object], str, float | None]] = [

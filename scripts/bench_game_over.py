@@ -22,9 +22,9 @@ from pathlib import Path
 
 os.environ["LANPLAY_INTERFACE"] = "127.0.0.1"
 
-from lanplay.runner import BotPlayer
-from lanplay.store import load_or_create_identity
-from lanplay.tables import host_table
+from lanplay.base.store import load_or_create_identity
+from lanplay.table.runner import BotPlayer
+from lanplay.table.tables import host_table
 from protocol.table import Event, GameOver
 
 

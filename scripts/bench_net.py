@@ -1,7 +1,7 @@
 """Benchmark a table of separate `lanplay bot` processes on 127.0.0.1 (never another address).
 
 One host bot and ``--seats - 1`` joiners, each a process of its own with its own LANPLAY_HOME in a
-temporary directory, play one whole game. Each runs with ``LANPLAY_TRACE`` (see `lanplay.trace`),
+temporary directory, play one whole game. Each runs with ``LANPLAY_TRACE`` (see `lanplay.table.trace`),
 so it writes timing lines: when its player submits a move, when any move is applied, when a round
 begins, when it is dealt its hand, and its VmRSS when a round is confirmed. Measured:
 
@@ -46,8 +46,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lanplay.discovery import TableBrowser
-from lanplay.trace import TRACE_ENV
+from lanplay.net.discovery import TableBrowser
+from lanplay.table.trace import TRACE_ENV
 
 LOOPBACK = "127.0.0.1"
 LOBBY_LINE = re.compile(r"table ([0-9a-f]+): lobby on ([0-9.]+):(\d+)")

@@ -30,9 +30,9 @@ from bench_bots import PLAYERS, emit, mean, mean_ci, proportion_ci
 
 from engine.playout import shuffled_deal
 from engine.sixes import SIXES, SixesState
-from lanplay.bots import make_bot
 from lanplay.bots.expert import ExpertBot, playout
 from lanplay.bots.expert.sixes import SixesSearcher
+from lanplay.games import make_bot
 
 GAME = SIXES
 SEATS = PLAYERS["sixes"]

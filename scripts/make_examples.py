@@ -10,7 +10,8 @@ from pathlib import Path
 
 from engine.games import all_games
 from engine.playout import play_game
-from lanplay.bots import Bot, bot_chooser, make_bot
+from lanplay.bots import Bot, bot_chooser
+from lanplay.games import make_bot
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NAMES = ("Ann", "Bob", "Cas", "Dee", "Eva", "Fay", "Gus", "Hal")

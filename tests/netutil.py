@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = "127.0.0.1"
 RECORD_LINE = re.compile(r"^game record saved to (\S+)\s*$", re.M)
-# What the plain commands print (lanplay/netcli.py) about how a table goes.
+# What the plain commands print (lanplay/cli/netcli.py) about how a table goes.
 EXPOSED_LINE = re.compile(r"^EXPOSED: seat (\d+) broke (\S+): (.*)$", re.M)
 STOPPED_LINE = re.compile(
     r"^STOPPED by seat (\d+)(?: \(waited for seat (\d+)'s (\S+)\))?, nobody convicted: (.*)$", re.M

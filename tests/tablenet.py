@@ -123,3 +123,15 @@ def make_table(game: str, n: int, options: JSONObject | None = None, seed: int =
     for seat in range(n):
         table.feed(seat, Start(0.0))
     return table
+
+
+def table_from(settings: TableSettings, identities: list[Identity], seed: int = 1) -> Table:
+    """A table of these settings (a continuation's, say), one session per identity in seat order."""
+    rng = random.Random(seed)
+    n = len(identities)
+    seeds = [rng.randbytes(32) for _ in range(n)]
+    sessions = [TableSession(settings, identities[s], seeds[s]) for s in range(n)]
+    table = Table(sessions, identities, seeds, rng, events=[[] for _ in range(n)], journals=[[] for _ in range(n)])
+    for seat in range(n):
+        table.feed(seat, Start(0.0))
+    return table

@@ -14,8 +14,9 @@ from engine.sixes import SIXES, SixesOptions, SixesRound, SixesState
 from engine.sixes import Play as SixesPlay
 from engine.sixth_sense import SIXTH_SENSE
 from engine.take6 import TAKE6
-from lanplay.bots import BOT_LEVELS, make_bot
+from lanplay.bots import BOT_LEVELS
 from lanplay.bots.expert import ExpertBot
+from lanplay.games import make_bot
 
 
 @pytest.mark.parametrize(("game", "players", "options"), ALL_CASES, ids=lambda v: str(getattr(v, "id", v)))

@@ -28,9 +28,10 @@ from engine.sixth_sense import (
 )
 from engine.take6 import TAKE6, Take6Options, Take6State
 from engine.take6 import Play as Take6Play
-from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot, make_bot
+from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot
 from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, ExpertBot, budget_from_env, deal_hidden, searcher_for
 from lanplay.bots.expert.sixes import choices_by_seat, log_likelihood
+from lanplay.games import make_bot
 
 AnyGame = Game[Any, Any, Any, Any]
 
@@ -341,7 +342,7 @@ def test_a_network_seat_searches_off_the_event_loop(monkeypatch: pytest.MonkeyPa
     import threading
     from types import SimpleNamespace
 
-    from lanplay.runner import BotPlayer
+    from lanplay.table.runner import BotPlayer
 
     rng = random.Random(4)
     state, seat = random_states(TAKE6, 4, Take6Options(), rng, 1)[0]
@@ -378,7 +379,7 @@ def test_the_cli_takes_the_expert_and_its_budget(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from lanplay.bots import apply_budget_argument
-    from lanplay.cli import build_parser
+    from lanplay.cli.commands import build_parser
 
     assert build_parser().parse_args(["play"]).bot_kind == "normal"
     for kind in ("easy", "random", "heuristic"):  # the older names still work

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.games import all_games
-from lanplay.cli import main
-from lanplay.describe import OPTION_HELP, valid_option_keys
+from lanplay.cli.commands import main
+from lanplay.games import OPTION_HELP, valid_option_keys
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.json"))
 

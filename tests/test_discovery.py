@@ -1,4 +1,4 @@
-"""Tests for lanplay.discovery. Every Zeroconf instance here is pinned to 127.0.0.1 (IPv4 only):
+"""Tests for lanplay.net.discovery. Every Zeroconf instance here is pinned to 127.0.0.1 (IPv4 only):
 nothing may leave the machine."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from zeroconf import IPVersion, ServiceInfo
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
-from lanplay import discovery
-from lanplay.discovery import (
+from lanplay.net import discovery
+from lanplay.net.discovery import (
     ENV_INTERFACE,
     OPTIONAL_TXT_KEYS,
     SERVICE_TYPE,
@@ -321,9 +321,9 @@ def test_a_table_of_another_protocol_version_is_skipped_or_refused_by_id(tmp_pat
     """A table advertised with another table protocol version is never picked for a game search, and
     `lanplay join TABLE_ID` for it stops before the lobby, naming both versions (a table's seats of
     different versions would read each other's honest passes as faults)."""
-    from lanplay.lobby import LobbyError
-    from lanplay.runner import BotPlayer
-    from lanplay.tables import find_table, join_table
+    from lanplay.net.lobby import LobbyError
+    from lanplay.table.runner import BotPlayer
+    from lanplay.table.tables import find_table, join_table
     from protocol.identity import Identity
     from protocol.table import PROTOCOL_VERSION
 

@@ -4,7 +4,7 @@
   as a cold state, and a move object from `legal_moves` (interned) and an equal one parsed from the
   wire give the same next state: the fast path and the checked path agree.
 * `fast_constructor` builds values equal to the dataclass's own constructor.
-* `engine.playout.shuffle` is `random.Random.shuffle`, result and generator state alike (seeded
+* `engine.shuffle.shuffle` is `random.Random.shuffle`, result and generator state alike (seeded
   deals, records and tests depend on it).
 * `determinize(view, seat, ...)` of each game rebuilds the full state from a seat's view and the
   true hidden cards, and gives a playable state from any consistent sampled assignment.
@@ -23,7 +23,8 @@ from engine import sixes, sixth_sense, take6
 from engine.api import FormatError, IllegalMove, RuleError
 from engine.fastvalue import fast_constructor
 from engine.games import get_game
-from engine.playout import shuffle, shuffled_deal
+from engine.playout import shuffled_deal
+from engine.shuffle import shuffle
 
 AnyState = Any
 

@@ -97,7 +97,7 @@ def browse_sees_nothing(lan: Lan, peer: int, home: Path, seconds: float) -> bool
     """A TableBrowser in that namespace for `seconds`: True if it heard no table at all."""
     script = (
         "import asyncio,sys\n"
-        "from lanplay.discovery import TableBrowser\n"
+        "from lanplay.net.discovery import TableBrowser\n"
         "async def main():\n"
         f"    async with TableBrowser(interface={lan.address(peer)!r}) as b:\n"
         f"        await asyncio.sleep({seconds})\n"

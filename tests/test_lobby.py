@@ -18,10 +18,10 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
-from lanplay import lobby as lobby_module
-from lanplay import netcli
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
-from lanplay.text import shown
+from lanplay.base.text import shown
+from lanplay.cli import netcli
+from lanplay.net import lobby as lobby_module
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatInfo, TablePlan, fetch_lobby_id, join_lobby
 from protocol.commitment import Opening
 from protocol.identity import Identity
 from protocol.plan import PlanDraw, Roster, commitment_from_json, opening_from_json, order_commitment

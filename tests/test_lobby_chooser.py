@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from lanplay.describe import bot_lines
-from lanplay.discovery import TableAdvert
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, TableFull, TablePlan, fetch_table_info, join_lobby
-from lanplay.network import Network
-from lanplay.tables import bot_name
+from lanplay.net.discovery import TableAdvert
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatInfo, TableFull, TablePlan, fetch_table_info, join_lobby
+from lanplay.net.network import Network
+from lanplay.table.tables import bot_name
+from lanplay.ui.describe import bot_lines
 from lanplay.ui.lobby_model import ChangeNetwork, JoinAddress, LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import footer, lobby_text
 from protocol.identity import Identity
@@ -185,8 +185,8 @@ def test_join_by_address_stops_at_a_table_of_another_protocol_version(version: o
     """`lanplay join HOST:PORT` has no advert to read the version from: the lobby's /table says it,
     and a table of another version (or an older lanplay's, which says none) is refused before its
     lobby is joined, naming both versions."""
-    from lanplay.runner import BotPlayer
-    from lanplay.tables import join_table
+    from lanplay.table.runner import BotPlayer
+    from lanplay.table.tables import join_table
 
     answer = {"lobby": "ab" * 16, "game": "take6", "seats": 3, "taken": 1}
     if version is not None:

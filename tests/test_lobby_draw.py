@@ -19,9 +19,9 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
-from lanplay import lobby as lobby_module
-from lanplay.lobby import LobbyError, LobbyHost, SeatInfo, _JoinerSeat, join_lobby
-from lanplay.runner import free_port
+from lanplay.net import lobby as lobby_module
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatInfo, _JoinerSeat, join_lobby
+from lanplay.table.runner import free_port
 from protocol.commitment import Commitment, Opening
 from protocol.encoding import JSONObject
 from protocol.errors import ProtocolError

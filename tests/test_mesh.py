@@ -1,4 +1,4 @@
-"""Tests for lanplay.mesh. Every socket binds and connects on 127.0.0.1 only; no pytest-asyncio:
+"""Tests for lanplay.net.mesh. Every socket binds and connects on 127.0.0.1 only; no pytest-asyncio:
 each test runs its own event loop with asyncio.run."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
-from lanplay import mesh as mesh_module
-from lanplay.mesh import MAX_MESSAGE, MAX_PAYLOAD, MAX_QUEUE, Mesh, MeshError
+from lanplay.net import mesh as mesh_module
+from lanplay.net.mesh import MAX_MESSAGE, MAX_PAYLOAD, MAX_QUEUE, Mesh, MeshError
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 
@@ -151,7 +151,7 @@ def refusals(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage()
         for r in caplog.records
-        if r.name == "lanplay.mesh" and r.levelno >= logging.WARNING and "refused" in r.getMessage()
+        if r.name == "lanplay.net.mesh" and r.levelno >= logging.WARNING and "refused" in r.getMessage()
     ]
 
 
@@ -459,7 +459,7 @@ def test_restarted_peer_gets_queued_messages() -> None:
 
 
 def test_second_incoming_link_replaces_the_first(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
 
     async def body() -> None:
         low, high = identities(2)
@@ -600,7 +600,7 @@ def test_hostile_peer_that_never_acknowledges_is_dropped_and_the_others_go_on(
     """A seated peer (it passes the handshake) reads everything and acknowledges nothing, at the
     socket: first its stalled link is closed, then, as the outbox passes its byte cap, it is dropped
     for good (its dials refused), while an honest peer keeps receiving every message."""
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     monkeypatch.setattr(mesh_module, "MAX_OUTBOX_BYTES", 2 * 1024 * 1024)
     monkeypatch.setattr(mesh_module, "ACK_TIMEOUT", 0.4)
 
@@ -654,7 +654,7 @@ def test_a_link_quiet_longer_than_the_ack_timeout_is_not_closed_on_its_next_mess
     """The acknowledgement clock starts when a message is sent with nothing else outstanding, not when
     the link last carried something: a healthy link quiet for longer than `ACK_TIMEOUT` keeps working
     when it speaks again, as long as the peer acknowledges within `ACK_TIMEOUT` of that."""
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     timeout = 0.4
     monkeypatch.setattr(mesh_module, "ACK_TIMEOUT", timeout)
 

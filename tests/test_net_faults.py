@@ -30,13 +30,14 @@ from typing import Any
 
 import pytest
 from netutil import (
+    EXPOSED_LINE,
+    FINISHED_LINE,
     LEFT_LINE,
     LOOPBACK,
     STOPPED_LINE,
     BotProcess,
     Table,
     assert_complete_game,
-    assert_finished,
     assert_same_signed_record,
     clean_env,
     lanplay_command,
@@ -48,10 +49,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
-from lanplay.lobby import fetch_lobby_id
-from lanplay.mesh import MAX_MESSAGE
-from lanplay.runner import BotPlayer, TableRunner
-from lanplay.tables import host_table, join_table
+from lanplay.net.lobby import fetch_lobby_id
+from lanplay.net.mesh import MAX_MESSAGE
+from lanplay.table.runner import BotPlayer, TableRunner
+from lanplay.table.tables import host_table, join_table
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 from protocol.table import Event, Moved
@@ -132,12 +133,14 @@ def test_killed_bot_restarts_with_the_same_command_and_the_game_completes(
 # --- (b) a peer that never comes back ----------------------------------------------------------------
 
 
-def test_a_peer_that_never_comes_back_is_waited_for_then_stopped_and_nobody_is_convicted(
+def test_a_peer_that_never_comes_back_is_waited_for_then_stopped_and_the_others_go_on_with_a_bot(
     tmp_path: Path, processes: list[BotProcess]
 ) -> None:
-    """P-5.5, P-6.1, P-6.4: a seat killed mid-round owes a step; the others wait for it, and past the
-    table's patience a waiting seat publishes a stop naming it. A stop convicts nobody: the round is void,
-    and the two seats left sign one record, cut short, and exit 0 (the table is over, not lost)."""
+    """P-5.5, P-5.7, P-6.1, P-6.4: a seat killed mid-round owes a step; the others wait for it, and past
+    the table's patience a waiting seat publishes a stop naming it. A stop convicts nobody: the round is
+    void, and the two seats left sign one record, cut short. Bot processes then go on: a new table that
+    continues it, the rounds kept, a bot in the empty seat run by the lowest seat left (every record says
+    whose laptop), played to the game's end; both exit 0 with the same record."""
     patience = 3.0
     table = start_table(tmp_path, "sixth-sense", 3, patience=patience, started=processes.append)
     victim = table.bots[1]
@@ -145,26 +148,40 @@ def test_a_peer_that_never_comes_back_is_waited_for_then_stopped_and_nobody_is_c
     seat = seat_of(victim)
     victim.kill()
     survivors = [b for b in table.bots if b is not victim]
-    codes = [bot.wait(60.0) for bot in survivors]
+    codes = [bot.wait(GAME_LIMIT) for bot in survivors]
     assert codes == [0, 0], table.describe()
     for bot in survivors:
         stops = STOPPED_LINE.findall(bot.stdout())
         assert stops, bot.describe()
         # Every stop was made by a seat still there and names the vanished seat as the one waited for.
         assert all(by != str(seat) and waited == str(seat) for by, waited, _owed, _why in stops), bot.describe()
-        assert_finished(bot, "cut short")
-        assert not LEFT_LINE.search(bot.stdout()), bot.describe()
-        # The game is over for this table: a restart would not resume it.
-        assert bot.journal_records()[-1] == {"t": "done"}, bot.describe()
+        finished = FINISHED_LINE.findall(bot.stdout())
+        assert finished[0] == "cut short" and finished[-1] == "complete", bot.describe()
+        assert not LEFT_LINE.search(bot.stdout()) and not EXPOSED_LINE.search(bot.stdout()), bot.describe()
+        # The game is over: a restart would not resume it.
+        assert all(json.loads(line)["record"] == {"t": "done"} for line in _last_lines(bot)), bot.describe()
     path = assert_same_signed_record(survivors)
-    assert replay_json(path)["complete"] is False
     record = json.loads(path.read_text())
+    assert replay_json(path)["complete"] is True
     assert record["exposed"] == [] and record["proofs"] == []
-    assert len(record["end"]["signatures"]) == 2  # the two seats still there
-    assert record["stops"] and all(stop["seat"] == seat for stop in record["stops"]), record["stops"]
+    assert len(record["end"]["signatures"]) == 3  # the two seats still there, and the bot in the third
+    continues = record["table"]["continues"]
+    first = [json.loads(p.read_text()) for p in survivors[0].record_paths()]
+    first = [r for r in first if "continues" not in r["table"]]
+    assert len(first) == 1 and first[0]["table"]["id"] == continues["table"]  # the table it goes on from
+    assert first[0]["end"]["digest"] == continues["digest"] and first[0]["complete"] is False
+    assert record["rounds"][: continues["rounds"]] == first[0]["rounds"]  # the rounds kept, carried
+    host = min(s for s in range(3) if s != seat)
+    assert {"seat": seat, "host": host} in record["bots"], record["bots"]  # run by the lowest seat left
+    assert record["players"][seat].endswith(f"'s bot {seat + 1}")
     code, text = verify_record(path)
     assert code == 0 and "no proofs: nobody was exposed at this table" in text, text
     no_tracebacks(table)
+
+
+def _last_lines(bot: BotProcess) -> list[str]:
+    """The last line of each of the bot's journals (one per table it sat at)."""
+    return [path.read_text().splitlines()[-1] for path in bot.journal_paths()]
 
 
 def test_a_seat_with_no_link_at_all_says_it_lost_the_network_then_both_resume_and_complete(
@@ -249,7 +266,7 @@ def test_links_dropped_and_restored_in_process_lose_and_repeat_nothing(
 ) -> None:
     """All seats in this process (the host's in-process bots join over loopback like anyone): links
     of the host are closed (cleanly, or aborted like a pulled cable) again and again mid-game."""
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     moved: list[Moved] = []
     runners: list[TableRunner] = []
     drops: list[str] = []
@@ -421,7 +438,7 @@ async def _stranger_cli(tmp: Path, address: str) -> tuple[int, str]:
 
 
 def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="lanplay.mesh")
+    caplog.set_level(logging.INFO, logger="lanplay.net.mesh")
     host_identity = _low_identity()
     asked = asyncio.Event()
     gate = asyncio.Event()
@@ -441,7 +458,7 @@ def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog:
         return [
             r.getMessage()
             for r in caplog.records
-            if r.name == "lanplay.mesh" and r.levelno >= logging.WARNING and text in r.getMessage()
+            if r.name == "lanplay.net.mesh" and r.levelno >= logging.WARNING and text in r.getMessage()
         ]
 
     async def attack() -> None:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from lanplay.cli import main
-from lanplay.discovery import InterfaceError
-from lanplay.netcli import CommandError, parse_address
-from lanplay.network import (
+from lanplay.base.store import SavedNetwork, StoreError, data_dir, load_network, save_record
+from lanplay.cli.commands import main
+from lanplay.net.address import AddressError, parse_address
+from lanplay.net.discovery import InterfaceError
+from lanplay.net.network import (
     LOOPBACK_LABEL,
     Network,
     check_on_this_laptop,
@@ -28,7 +29,6 @@ from lanplay.network import (
     networks_text,
     remember,
 )
-from lanplay.store import SavedNetwork, StoreError, data_dir, load_network, save_record
 
 LANPLAY = Path(sys.executable).parent / "lanplay"
 # TEST-NET-1 (RFC 5737): documentation only, on no laptop's interface.
@@ -139,7 +139,7 @@ def test_choice_file_is_owner_only(tmp_path: Path) -> None:
     ],
 )
 def test_bad_addresses(text: str, why: str) -> None:
-    with pytest.raises(CommandError, match=why):
+    with pytest.raises(AddressError, match=why):
         parse_address(text)
 
 

@@ -13,8 +13,8 @@ import os
 import pytest
 from websockets.asyncio.client import connect
 
-from lanplay import lobby as lobby_module
-from lanplay.lobby import LobbyError, LobbyHost, _JoinerSeat, join_lobby
+from lanplay.net import lobby as lobby_module
+from lanplay.net.lobby import LobbyError, LobbyHost, _JoinerSeat, join_lobby
 from protocol.identity import Identity
 from protocol.plan import (
     PlanDraw,

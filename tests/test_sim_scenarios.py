@@ -170,3 +170,15 @@ def test_a_note_signed_after_another_version_of_the_secrets_exposes_the_forker_a
     result = run(spec)
     check(result, 1, exposed=True)
     assert set(result.confirmed.values()) == {1}, result.summary()
+
+
+def test_a_fork_of_the_last_secrets_to_one_of_four_honest_seats_leaves_them_finishing_on_one_record() -> None:
+    spec = Spec(2151, "sixes", 5, '{"chips":1}', adversaries=((4, "fork:secrets:3"),))
+    check(run(spec), 4, exposed=True)
+
+
+@pytest.mark.parametrize(("game", "options"), [("sixes", '{"chips":1}'), ("sixth-sense", '{"target":1}')])
+def test_a_forked_secrets_sent_with_the_forkers_end_leaves_the_honest_seats_finishing_on_one_record(
+    game: str, options: str
+) -> None:
+    check(run(Spec(21, game, 3, options, 3, adversaries=((2, "endrace"),))), 2, exposed=True)

@@ -9,8 +9,9 @@ from dataclasses import replace
 from engine.playout import play_game, shuffled_deal
 from engine.record import replay_text
 from engine.sixes import SIXES, Pass, Play, SixesOptions, SixesState
-from lanplay.bots import RandomBot, bot_chooser, make_bot
+from lanplay.bots import RandomBot, bot_chooser
 from lanplay.bots.sixes import SixesBot, play_score
+from lanplay.games import make_bot
 
 GAME = SIXES
 

@@ -17,7 +17,8 @@ from engine.api import RuleError
 from engine.playout import play_game, random_chooser
 from engine.record import replay, replay_text
 from engine.sixth_sense import Play, Predict, SixthSenseState, Split
-from lanplay.bots import bot_chooser, make_bot
+from lanplay.bots import bot_chooser
+from lanplay.games import make_bot
 
 RULE_ROUNDS = {6: 6, 5: 5, 4: 4, 3: 6, 2: 6}  # S-2.2
 RULE_HAND_SIZE = {6: 11, 5: 13, 4: 14, 3: 14, 2: 15}  # S-2.3

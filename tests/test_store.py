@@ -1,4 +1,4 @@
-"""Tests for lanplay.store: identity key file, journal, game records. Everything under tmp_path."""
+"""Tests for lanplay.base.store: identity key file, journal, game records. Everything under tmp_path."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
-from lanplay import store
-from lanplay.store import (
+from lanplay.base import store
+from lanplay.base.store import (
     IDENTITY_FILE,
     Journal,
     JournalCorrupt,
@@ -229,7 +229,7 @@ def test_journal_torn_last_line_tolerated(tmp_path: Path, caplog: pytest.LogCapt
     for cut in range(last_line_start + 1, len(intact)):
         path.write_bytes(intact[:cut])
         reader = Journal(path)
-        with caplog.at_level(logging.WARNING, logger="lanplay.store"):
+        with caplog.at_level(logging.WARNING, logger="lanplay.base.store"):
             caplog.clear()
             assert reader.read() == RECORDS[:-1]
         assert reader.torn_bytes == cut - last_line_start

@@ -15,10 +15,10 @@ import pytest
 from test_lobby_draw import Lobby, _draw_until_reveals, _finish
 
 from engine.api import FormatError
-from lanplay import runner as runner_module
-from lanplay.lobby import LobbyError
-from lanplay.mesh import Mesh, MeshError
-from lanplay.runner import BotPlayer, TableRunner, free_port
+from lanplay.net.lobby import LobbyError
+from lanplay.net.mesh import Mesh, MeshError
+from lanplay.table import runner as runner_module
+from lanplay.table.runner import BotPlayer, TableRunner, free_port
 from protocol.identity import Identity
 from protocol.plan import Roster, TablePlan, build_plan, order_commitment
 

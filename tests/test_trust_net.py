@@ -37,10 +37,10 @@ from netutil import (
 )
 from test_net_faults import _ss_kill_port, _ss_kill_works, plan_of, seat_of
 
-from lanplay import tables
-from lanplay.mesh import MeshError
-from lanplay.runner import BotPlayer, Outcome, TableRunner
-from lanplay.trace import TRACE_ENV
+from lanplay.net.mesh import MeshError
+from lanplay.table import tables
+from lanplay.table.runner import BotPlayer, Outcome, TableRunner
+from lanplay.table.trace import TRACE_ENV
 from protocol.identity import Identity
 from protocol.signed import ZERO_DIGEST, sign_message
 from protocol.table import Exposed, Refused

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +23,10 @@ from prompt_toolkit.output import DummyOutput
 
 from engine.games import get_game
 from engine.record import replay_text
-from lanplay.discovery import interface_from_env
-from lanplay.runner import BotPlayer, Outcome
-from lanplay.store import load_or_create_identity
-from lanplay.tables import host_table
+from lanplay.base.store import load_or_create_identity
+from lanplay.net.discovery import interface_from_env
+from lanplay.table.runner import BotPlayer, Outcome
+from lanplay.table.tables import host_table, join_table
 from lanplay.ui import net_table
 from lanplay.ui.app import build_app, run_table_app
 from lanplay.ui.lobby_model import LobbyModel
@@ -211,6 +212,57 @@ def test_a_whole_game_ends_on_the_game_over_screen_with_the_saved_record(_home: 
     assert not (_home / "journals").exists() or not list((_home / "journals").glob("*.jsonl"))
 
 
+def test_a_person_who_leaves_is_replaced_by_a_bot_when_the_others_go_on_and_the_game_ends_complete(
+    _home: Path, tmp_path: Path
+) -> None:
+    """P-5.7: Bob leaves after the first round; Ann's screen says he is gone and asks; Ann goes on, so her
+    laptop runs a bot in his seat (the screen says whose), the scores carry over, and the game reaches its
+    end on the game-over screen with the winners, its record continuing the first table's."""
+    game = get_game("sixes")
+    model = TableModel(game, ["Ann", "Bot 1", "Bob"], 0, "en")
+    table = NetTable(
+        model, identity=load_or_create_identity(_home), data_dir=_home, table_dir=_home / "journals-play",
+        interface=LOOPBACK, name="Ann", bot_delay=0.0,
+    ).host(options=game.options_to_json(game.options_from_json({"chips": 6})), seats=3, bots=1)  # fmt: skip
+    ports: list[int] = []
+    table._on_lobby = (lambda on_lobby: lambda lobby, port: (ports.append(port), on_lobby(lobby, port)))(  # type: ignore[method-assign]
+        table._on_lobby
+    )
+    bob_runner: list[Any] = []
+
+    async def bob() -> Outcome:
+        await _until(lambda: bool(ports), what="the lobby")
+        return await join_table(
+            identity=Identity.generate(), data_dir=tmp_path / "bob", name="Bob", interface=LOOPBACK,
+            player=BotPlayer("sixes"), address=(LOOPBACK, ports[0]), on_runner=bob_runner.append,
+        )  # fmt: skip
+
+    seen: dict[str, str] = {}
+
+    async def script(model: TableModel, pipe: PipeInput) -> None:
+        bob_task = asyncio.ensure_future(bob())
+        await _press_enter_until(model, pipe, lambda: 1 in model.audits)  # the first round confirmed
+        await bob_runner[0].leave()
+        await _until(lambda: model.kind == "go_on", 60, "the question to go on")
+        seen["asked"] = screen_text(model)
+        pipe.send_text(TAB + ENTER)  # the first choice: go on with a bot
+        await _press_enter_until(model, pipe, lambda: model.game_over is not None)
+        seen["over"] = screen_text(model)
+        await bob_task
+        pipe.send_text("q")
+
+    outcome = asyncio.run(asyncio.wait_for(_play(model, table, script), 240))
+    asked = " ".join(seen["asked"].split())
+    assert "left the table: the round is void, nobody is convicted" in asked
+    assert "is gone: go on?" in asked and "Go on with a bot in" in asked and "End the game here" in asked
+    over = " ".join(seen["over"].split())
+    assert "The game goes on at a new table" in over and "played by a bot run by" in over
+    assert isinstance(outcome, Outcome) and outcome.finished and outcome.complete and not outcome.exposed
+    assert "Game over" in over and "Final table" in over
+    record = json.loads(table.record_path.read_text()) if table.record_path is not None else {}
+    assert record["complete"] is True and record["table"]["continues"]["rounds"] >= 1
+
+
 # --- what the screen says about links, waiting, exposures and stops (no network) -------------------------
 
 
@@ -238,7 +290,7 @@ def _stub_runner(model: TableModel, waiting: list[Waiting], committed: list[int]
         me=0, phase="play", round_index=0, complete=False, finished=False, state=state, view=lambda: state,
         committed=lambda: tuple(committed), waiting=lambda now=None: tuple(waiting),
     )  # fmt: skip
-    return SimpleNamespace(session=session, connected={1, 2}, network_lost=False)
+    return SimpleNamespace(session=session, connected={1, 2}, network_lost=False, can_go_on=lambda: False)
 
 
 def _move_owed(seat: int) -> Waiting:
@@ -307,6 +359,30 @@ def test_a_game_stopped_by_a_leave_says_who_and_why_and_shows_no_ranking(monkeyp
     assert "Game stopped" in text and "■Cor left the table: the round is void, nobody is convicted" in text
     assert "Scores after 0 confirmed round(s)" in text
     assert "Final table" not in text and "1. " not in text.split("Game stopped")[1] and "Winner" not in text
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_when_a_seat_is_gone_the_screen_asks_to_go_on_with_a_bot_or_end(answer: bool) -> None:
+    """P-5.7: a table that ended early asks the person at it, by name of the seat that emptied, to go on
+    with a bot there or to end; the choice made is what the table is told."""
+    model, table = _stub_table()
+    runner: Any = _stub_runner(model, [], [])
+    runner.session.present = lambda: (0, 2)
+    runner.plan = SimpleNamespace(seats=(None, None, None))
+
+    async def ask() -> bool:
+        asked = asyncio.ensure_future(table._ask_go_on(runner))
+        await asyncio.sleep(0)
+        text = " ".join(screen_text(model).split())
+        assert "▲Bob is gone: go on?" in text  # the prompt, and in the log what each answer does:
+        assert "▲Bob is no longer at the table" in text and "One 'end' ends it for everyone" in text
+        assert "Go on with a bot in ▲Bob's seat" in text and "End the game here" in text
+        choice = next(c for c in model.choices if c.code == ("go_on_bot" if answer else "end_here"))
+        model.submit(choice.moves[0])
+        return await asked
+
+    assert asyncio.run(ask()) is answer
+    assert model.moves == ()  # the question is gone once answered
 
 
 def test_hidden_choices_already_made_show_as_marks_and_never_as_cards() -> None:
@@ -485,3 +561,30 @@ def test_lobby_creates_tables_waits_for_seats_and_comes_back_after_the_game(_hom
             assert await asyncio.wait_for(task, 20) == 0
 
     asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_the_lobby_form_sets_the_tables_patience_and_the_host_signs_it_in_the_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """P-5.5: the patience is a field of the create form (how long a laptop that stopped answering is
+    waited for), and the table is hosted with it, so it is signed in the plan every seat plays by."""
+    from lanplay.ui.lobby_model import CreateForm
+
+    form = CreateForm("sixes", seats=3, bots=2)
+    form.field = form.fields().index("patience")
+    assert form.action().patience == 120  # by default
+    form.change(-1)
+    assert form.action().patience == 60
+    lobby = LobbyModel("Ann", "abcd", LOOPBACK)
+    lobby.form = form
+    assert "Wait for a laptop" in lobby_text(lobby) and "1:00 min" in lobby_text(lobby)
+    hosted: dict[str, Any] = {}
+
+    async def host_table(**kwargs: Any) -> None:
+        hosted.update(kwargs)
+
+    monkeypatch.setattr(net_table, "host_table", host_table)
+    _, table = _stub_table()
+    table.host(options={}, seats=3, bots=2, patience=form.action().patience)
+    asyncio.run(table._start())  # type: ignore[misc]
+    assert hosted["reconnect_timeout"] == 60  # the lobby's patience: LobbyHost(patience=...) signs it

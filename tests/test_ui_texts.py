@@ -17,12 +17,13 @@ import pytest
 
 from engine.sixth_sense import SIXTH_SENSE, Card, Play, Predict, SixthSenseState, Split, deck_for
 from engine.take6 import TAKE6, Pick
-from lanplay.describe import trick_story
-from lanplay.local import play_local
+from lanplay.cli.local import play_local
+from lanplay.games.sixth_sense.words import trick_story
 from lanplay.ui.app import too_small_text
+from lanplay.ui.lines import plain, ranks, wrap_path
 from lanplay.ui.local_table import move_events
 from lanplay.ui.model import TableModel
-from lanplay.ui.screens import game_over_lines, hand_area, plain, ranks, screen_text, wrap_path
+from lanplay.ui.screens import game_over_lines, hand_area, screen_text
 
 NAMES = ("Ann", "Bob", "Cor")
 TRUMP = "R13"

@@ -1,5 +1,9 @@
 """The full-screen terminal client: a plain `TableModel` (model.py) that back ends feed, screens that
-read it (screens.py and render_*.py), and the prompt_toolkit application that binds keys to it (app.py).
+read it (screens.py, with each game's table drawn by its bundle's look, lanplay/games/GAME/look.py), and the
+prompt_toolkit application that binds keys to it (app.py).
+
+Below the games (lanplay/games/ builds on them): the words (i18n.py, names.py, describe.py), the values the
+model holds (values.py) and the pieces a screen is drawn with (lines.py).
 
 `NetTable` (net_table.py) plays the model's seat through the real protocol (hosting, joining or
 resuming a table); `LocalTable` (local_table.py) is the in-process back end against bots (`--offline`).

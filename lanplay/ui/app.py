@@ -39,6 +39,8 @@ from prompt_toolkit.widgets import Frame
 
 from engine.api import Game
 from lanplay.ui import screens
+from lanplay.ui.describe import default_player_name
+from lanplay.ui.local_table import LocalTable, bot_delay_from_env
 from lanplay.ui.model import TableModel
 
 STYLE = Style.from_dict(
@@ -370,9 +372,6 @@ def play_local_table(
     bot_delay: float | None = None,
 ) -> int:
     """`lanplay play`: one person against bots in the full-screen client; returns the exit status."""
-    from lanplay.describe import default_player_name
-    from lanplay.ui.local_table import LocalTable, bot_delay_from_env
-
     if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
         name = default_player_name()
     players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]

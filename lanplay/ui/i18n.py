@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 LANGUAGES = ("en", "nl")
 
@@ -75,6 +76,15 @@ EN: dict[str, str] = {
     "refuse_open_o6": "the round opens with O6 ({rule})",
     # --- buttons and second questions
     "next_round": "Next round",
+    "go_on_bot": "Go on with a bot in {names}'s seat",
+    "end_here": "End the game here",
+    "net_go_on": "{names} is gone: go on?",
+    "ev_go_on_asked": (
+        "— {names} is no longer at the table. Go on with a bot in that seat (scores carried; the first laptop "
+        "that offers runs it and sees its cards), or end here? One 'end' ends it for everyone —"
+    ),
+    "ev_go_on": "— The game goes on at a new table: {names} played by a bot run by {host}'s laptop —",
+    "net_go_on_wait": "Waiting for every seat still here to say whether to go on…",
     "split_yes": "Split: two tricks",
     "split_no": "Keep one trick",
     "as_value": "as {value}",
@@ -211,6 +221,8 @@ EN: dict[str, str] = {
     "form_seats": "Players",
     "form_bots": "Bots in empty seats",
     "form_level": "Bot level",
+    "form_patience": "Wait for a laptop",
+    "patience_value": "{minutes}:{seconds:02d} min",
     "level_easy": "easy",
     "level_normal": "normal",
     "level_expert": "expert",
@@ -237,7 +249,7 @@ EN: dict[str, str] = {
     "blocks": "blocks {card}",
     "last_trick": "Last trick (trick {trick}): {name} won",
     "last_trick_void": "Last trick (trick {trick}): nobody won",
-    # why a trick went as it did (lanplay/describe.py trick_story; S-4.5, S-6)
+    # why a trick went as it did (lanplay/games/sixth_sense/words.py trick_story; S-4.5, S-6)
     "tw_block": "{name}'s {card} blocks {card2}: neither counts",
     "tw_block_action": "the blocked {card} does nothing",
     "tw_led_set": "{name}'s {card} set the led colour: {colour}",
@@ -383,6 +395,16 @@ NL: dict[str, str] = {
     "refuse_no_fit": "{card} past nu op geen enkele rij ({rule})",
     "refuse_open_o6": "de ronde begint met O6 ({rule})",
     "next_round": "Volgende ronde",
+    "go_on_bot": "Verder met een bot op de plaats van {names}",
+    "end_here": "Het spel hier beëindigen",
+    "net_go_on": "{names} is weg: verder?",
+    "ev_go_on_asked": (
+        "— {names} zit niet meer aan tafel. Verder met een bot op die plaats (de stand blijft; de eerste laptop "
+        "die het aanbiedt speelt hem en ziet zijn kaarten), of hier stoppen? Eén 'stoppen' stopt het voor "
+        "iedereen —"
+    ),
+    "ev_go_on": "— Het spel gaat verder aan een nieuwe tafel: {names} gespeeld door een bot op de laptop van {host} —",
+    "net_go_on_wait": "Wachten tot elke plaats die er nog is zegt of het verder gaat…",
     "split_yes": "Splitsen: twee slagen",
     "split_no": "Eén slag houden",
     "as_value": "als {value}",
@@ -519,6 +541,8 @@ NL: dict[str, str] = {
     "form_seats": "Spelers",
     "form_bots": "Bots op lege plaatsen",
     "form_level": "Niveau van de bots",
+    "form_patience": "Wachten op een laptop",
+    "patience_value": "{minutes}:{seconds:02d} min",
     "level_easy": "makkelijk",
     "level_normal": "normaal",
     "level_expert": "expert",
@@ -761,6 +785,17 @@ def t(key: str, lang: str = "en", **params: object) -> str:
         return template.format_map(values)
     except (ValueError, TypeError):  # a format spec that does not fit the value: show the plain template
         return template
+
+
+@dataclass(frozen=True, slots=True)
+class Msg:
+    """A message id and its parameters: words are chosen at render time, in the model's language."""
+
+    key: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def text(self, lang: str) -> str:
+        return t(self.key, lang, **self.params)
 
 
 def rules_summary(game_id: str, lang: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ the person chose (`action`): create, join the selected table, resume the unfinis
 The screen (lobby_screen.py) leaves the lobby when an action is set; the loop there carries it out.
 
 How a game starts: joining takes a seat, and that is all "ready" means; the host's lobby sends the
-table plan once every seat is taken, and the game starts by itself (lanplay/lobby.py).
+table plan once every seat is taken, and the game starts by itself (lanplay/net/lobby.py).
 """
 
 from __future__ import annotations
@@ -20,25 +20,19 @@ from engine.api import Game, RuleError
 from engine.games import all_games, get_game
 from engine.sixes import MAX_CHIPS, MIN_CHIPS
 from lanplay.bots import BOT_LEVELS
-from lanplay.discovery import TableAdvert
-from lanplay.network import Network
-from lanplay.ui.i18n import t
-from lanplay.ui.model import Msg
+from lanplay.games import BUNDLES
+from lanplay.net.address import AddressError, parse_address
+from lanplay.net.discovery import TableAdvert
+from lanplay.net.network import Network
+from lanplay.ui.i18n import Msg, t
 from protocol.encoding import JSONObject
 from protocol.table import PROTOCOL_VERSION
 
-GAME_ORDER = ("sixth-sense", "take6", "sixes")
+GAME_ORDER = tuple(bundle.id for bundle in BUNDLES)
 
 # The options the form offers, per game, and the values each cycles through (the first is the default).
-FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {
-    "sixth-sense": (
-        ("beginner", (False, True)),
-        ("target", (None, 1, 5, 10, 15, 20, 25, 30, 40, 50)),
-        ("late_trump", (False, True)),
-    ),
-    "take6": (("tactic", (False, True)), ("logic", (False, True)), ("profi", (False, True))),
-    "sixes": (("chips", (10,)),),  # a number: ←/→ step it (X-1.4: 1 to 50)
-}
+PATIENCES = (30, 60, 120, 300, 600)  # the form's choices of the table's patience, in seconds (P-5.5)
+FORM_OPTIONS: Mapping[str, tuple[tuple[str, tuple[object, ...]], ...]] = {bundle.id: bundle.form for bundle in BUNDLES}
 
 
 def options_text(options: Mapping[str, object]) -> str:
@@ -61,6 +55,7 @@ class Create:
     seats: int
     bots: int
     bot_kind: str = "normal"  # a kind of lanplay.bots.BOT_KINDS
+    patience: int = 120  # seconds an owed step is waited for (a field of the signed plan, P-5.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +107,7 @@ class CreateForm:
     seats: int = 4
     bots: int = 0
     level: str = "normal"  # the bots' level: easy, normal, expert (lanplay.bots.BOT_LEVELS)
+    patience: int = 120  # seconds a laptop that stopped answering is waited for (PATIENCES)
     values: dict[str, object] = field(default_factory=dict)
     field: int = 0
 
@@ -124,7 +120,10 @@ class CreateForm:
 
     def fields(self) -> list[str]:
         # the bots' level last: the fields people already know keep their places
-        return ["game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level"]
+        return [
+            "game", "seats", "bots", *(f"opt:{key}" for key, _ in FORM_OPTIONS.get(self.game_id, ())), "level",
+            "patience",
+        ]  # fmt: skip
 
     def _defaults(self) -> None:
         game = self.game
@@ -151,6 +150,9 @@ class CreateForm:
             self.bots = max(0, min(self.seats - 1, self.bots + delta))
         elif name == "level":
             self.level = BOT_LEVELS[(BOT_LEVELS.index(self.level) + delta) % len(BOT_LEVELS)]
+        elif name == "patience":
+            index = PATIENCES.index(self.patience) if self.patience in PATIENCES else PATIENCES.index(120)
+            self.patience = PATIENCES[max(0, min(len(PATIENCES) - 1, index + delta))]
         else:
             key = name.removeprefix("opt:")
             choices = dict(FORM_OPTIONS[self.game_id])[key]
@@ -168,7 +170,7 @@ class CreateForm:
         return game.options_to_json(game.options_from_json(dict(self.values)))
 
     def action(self) -> Create:
-        return Create(self.game_id, self.options_json(), self.seats, self.bots, self.level)
+        return Create(self.game_id, self.options_json(), self.seats, self.bots, self.level, self.patience)
 
 
 class LobbyModel:
@@ -319,13 +321,11 @@ class LobbyModel:
 
     def join_address(self) -> None:
         """Enter on the address line: join HOST:PORT, or say what is wrong with it."""
-        from lanplay.netcli import CommandError, parse_address
-
         if self.address_text is None:
             return
         try:
             address = parse_address(self.address_text)
-        except CommandError as exc:
+        except AddressError as exc:
             self.set_error("addr_bad", reason=str(exc))
             return
         self.address_text = None

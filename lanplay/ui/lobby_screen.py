@@ -26,13 +26,24 @@ from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
 from prompt_toolkit.output import Output
 
 from engine.games import get_game
-from lanplay.discovery import TableBrowser
-from lanplay.lobby import fetch_table_info
-from lanplay.network import LOOPBACK_LABEL, NetworkInUse, local_networks, remember
-from lanplay.runner import unfinished_journal
-from lanplay.store import Journal, newly_set_aside, remove_finished_journals, set_aside_journals
-from lanplay.tables import bot_name
-from lanplay.ui.app import STYLE, _columns, run_table_app
+from lanplay.base.store import (
+    Journal,
+    data_dir,
+    load_network,
+    newly_set_aside,
+    remove_finished_journals,
+    set_aside_journals,
+)
+from lanplay.games import game_bundle
+from lanplay.net.discovery import TableBrowser
+from lanplay.net.lobby import fetch_table_info
+from lanplay.net.network import LOOPBACK_LABEL, NetworkInUse, find_saved, local_networks, network_in_use, remember
+from lanplay.table.runner import unfinished_journal
+from lanplay.table.tables import bot_name, load_identity
+from lanplay.ui.app import STYLE, _columns, log_to_file, run_table_app
+from lanplay.ui.describe import default_player_name
+from lanplay.ui.i18n import Msg, detect_lang
+from lanplay.ui.lines import Line, Lines, join, plain, text_line, wrap_path, wrap_text
 from lanplay.ui.lobby_model import (
     GAME_ORDER,
     ChangeNetwork,
@@ -47,9 +58,10 @@ from lanplay.ui.lobby_model import (
     options_text,
     seat_text,
 )
-from lanplay.ui.model import Msg, TableModel
+from lanplay.ui.local_table import bot_delay_from_env
+from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
-from lanplay.ui.screens import SCREEN_WIDTH, Line, Lines, join, plain, text_line, wrap_path, wrap_text
+from lanplay.ui.screens import SCREEN_WIDTH
 from protocol.identity import Identity
 
 log = logging.getLogger(__name__)
@@ -154,7 +166,10 @@ def _form(model: LobbyModel, width: int) -> Lines:
     form = model.form
     assert form is not None
     lines: Lines = [text_line(model.text("form_title"), "class:label"), text_line("")]
-    labels = {"game": "form_game", "seats": "form_seats", "bots": "form_bots", "level": "form_level"}
+    labels = {
+        "game": "form_game", "seats": "form_seats", "bots": "form_bots", "level": "form_level",
+        "patience": "form_patience",
+    }  # fmt: skip
     for index, name in enumerate(form.fields()):
         if name == "game":
             value = game_title(model.lang, form.game_id)
@@ -164,6 +179,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
             value = str(form.bots)
         elif name == "level":
             value = model.text(f"level_{form.level}")
+        elif name == "patience":
+            value = model.text("patience_value", minutes=form.patience // 60, seconds=form.patience % 60)
         else:
             value = _value_text(model, form.values[name.removeprefix("opt:")])
         label = model.text(labels.get(name, f"form_opt_{name.removeprefix('opt:')}"))
@@ -175,8 +192,8 @@ def _form(model: LobbyModel, width: int) -> Lines:
     lines.append(text_line(""))
     free = form.seats - 1 - form.bots
     lines.extend(wrap_text(model.text("form_summary", bots=form.bots, free=free), width - 1))
-    if form.game_id == "sixth-sense" and form.values.get("beginner") is True and form.values.get("late_trump") is True:
-        lines.extend(wrap_text(model.text("form_late_trump_beginner"), width - 1, "class:disabled"))
+    for note in game_bundle(form.game_id).words.form_notes(form.values):
+        lines.extend(wrap_text(model.text(note), width - 1, "class:disabled"))
     return lines
 
 
@@ -491,7 +508,8 @@ def _table_for(
         players = [name, *(bot_name(i, name) for i in range(1, action.bots + 1))]
         model = TableModel(get_game(action.game), players, 0, lang)
         table = NetTable(model, **common).host(
-            options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind
+            options=action.options, seats=action.seats, bots=action.bots, advertise=True, bot_kind=action.bot_kind,
+            patience=action.patience,
         )
         return model, table
     if isinstance(action, Join):
@@ -509,15 +527,7 @@ def _table_for(
 
 def lobby_command(name: str | None, lang: str | None, interface: str | None) -> int:
     """`lanplay` (or `lanplay lobby`). An address not on this laptop or an unreadable saved choice raise
-    (`InterfaceError`, `StoreError`): `lanplay.cli.main` says so in one line, exit 2."""
-    from lanplay.describe import default_player_name
-    from lanplay.network import find_saved, network_in_use
-    from lanplay.store import data_dir, load_network
-    from lanplay.tables import load_identity
-    from lanplay.ui.app import log_to_file
-    from lanplay.ui.i18n import detect_lang
-    from lanplay.ui.local_table import bot_delay_from_env
-
+    (`InterfaceError`, `StoreError`): `lanplay.cli.commands.main` says so in one line, exit 2."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("lanplay: the lobby needs a terminal (standard input and output are not one); without one, "
               "`lanplay play --plain` plays by typing numbers and `lanplay join HOST:PORT --plain` joins a table",

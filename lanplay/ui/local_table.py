@@ -24,9 +24,9 @@ from typing import Any
 from engine.api import IllegalMove
 from engine.playout import shuffled_deal
 from engine.record import GameRecord, record_from_moves
-from lanplay.bots import Bot, make_bot
-from lanplay.describe import TrickStory, placement_msg, placements, trick_story
-from lanplay.ui.model import CONTINUE, Event, ResultRow, RoundResult, TableModel
+from lanplay.bots import Bot
+from lanplay.games import make_bot
+from lanplay.ui.model import CONTINUE, Event, RoundResult, TableModel
 
 DEFAULT_BOT_DELAY = 0.3
 
@@ -212,178 +212,25 @@ class LocalTable:
         return self.record_path
 
 
-# --- narration: engine values to public words --------------------------------------------------------
+# --- narration: engine values to public words (each game's own, from its bundle's words) ---------------------
 
 
 def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Event]:
-    game_id = model.game.id
-    if game_id == "sixth-sense":
-        r = view.round
-        events = [Event("ev_round_start", {"round": round_no, "name": model.name(r.dealer)})]
-        if view.options.beginner:
-            events.append(Event("ev_no_trump"))
-        elif r.trump is None:
-            events.append(Event("ev_trump_late"))
-        else:
-            events.append(Event("ev_trump", {"colour": r.trump.colour}))
-        return events
-    if game_id == "take6":
-        rows = " · ".join(f"{i}: {' '.join(str(c) for c in row)}" for i, row in enumerate(view.rows, 1))  # T-2.1
-        return [Event("ev_round_start", {"round": round_no, "name": model.name(view.dealer)}),
-                Event("ev_t6_rows", {"rows": rows})]
-    dealer = view.round.dealer if getattr(view, "round", None) is not None else None
-    return [Event("ev_round_start", {"round": round_no, "name": model.name(dealer)})]
+    return model.words.round_start_events(model, view, round_no)
 
 
 def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
     """What the table learns from `move`; private results go to the model directly (a peek)."""
-    game_id = model.game.id
-    if game_id == "sixth-sense":
-        return _sixth_sense_events(model, before, move, after)
-    if game_id == "take6":
-        return _take6_events(model, before, move, after)
-    if game_id == "sixes":
-        return _sixes_events(model, before, move, after)
-    return []
-
-
-def _sixth_sense_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
-    from engine.sixth_sense import Play, Predict, Split
-
-    me = model.my_seat
-    name = model.name(move.seat)
-    events: list[Event] = []
-    r0, r1 = before.round, after.round
-    if isinstance(move, Predict):
-        if move.seat == me:
-            assert move.card is not None
-            events.append(Event("ev_you_predicted", {"card": str(move.card)}))
-        else:
-            events.append(Event("ev_predicted", {"name": name}))  # S-3.4: never which card
-        if all(r1.predicted) and after.options.late_trump and not after.options.beginner and r1.trump is not None:
-            events.append(Event("ev_trump", {"colour": r1.trump.colour}))  # S-8.3
-        return events
-    if isinstance(move, Split):
-        story = model.recent.get("last_trick")
-        if isinstance(story, TrickStory):
-            model.recent["last_trick"] = story.with_split(move.split)
-        return [Event("ev_split" if move.split else "ev_nosplit", {"name": name})]
-    assert isinstance(move, Play)
-    card = str(move.card)
-    if move.block is not None:
-        events.append(Event("ev_play_block", {"name": name, "card": card, "card2": str(move.block)}))
-    elif move.as_value is not None:
-        events.append(Event("ev_play_as", {"name": name, "card": card, "value": move.as_value}))
-    else:
-        events.append(Event("ev_play", {"name": name, "card": card}))
-    if len(r1.trick_winners) > len(r0.trick_winners):
-        trick_no = len(r1.trick_winners)
-        winner = r1.trick_winners[-1]
-        trump = r1.trump.colour if r1.trump is not None and not after.options.beginner else None
-        story = trick_story(trick_no, (*r0.trick, move), trump, model.players)
-        model.recent["last_trick"] = story
-        if winner is None:
-            events.append(Event("ev_trick_void", {"trick": trick_no}))
-        else:
-            events.append(Event("ev_trick_won", {"trick": trick_no, "name": model.name(winner)}))
-        # S-6: why it went so, one indented line each (the last, the split, comes with the Split move)
-        events.extend(Event(note.key, note.params) for note in story.why if note.key != "tw_all_blocked")
-        for peek in r1.peeks[len(r0.peeks) :]:  # S-6.4: only the peeker learns the card
-            if peek.peeker == me:
-                prediction = r1.predictions[peek.target]
-                if prediction is not None:
-                    model.show_peek(peek.trick + 1, peek.target, str(prediction))
-            elif peek.target == me:
-                events.append(Event("ev_peek_you", {"name": model.name(peek.peeker)}))
-            else:
-                events.append(Event("ev_peek", {"name": model.name(peek.peeker), "name2": model.name(peek.target)}))
-    return events
-
-
-def _take6_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
-    from engine.take6 import Pick, Play, TakeRow, row_bullheads
-
-    name = model.name(move.seat)
-    events: list[Event] = []
-    if isinstance(move, Pick):
-        return [Event("ev_pick", {"name": name, "card": move.card})]
-    if isinstance(move, TakeRow):
-        card, _ = before.pending[0]
-        bulls = row_bullheads(before.rows[move.row])
-        events.append(Event("ev_take_row", {"name": name, "card": card, "row": move.row + 1, "bulls": bulls}))
-        rows = list(before.rows)
-        rows[move.row] = (card,)
-        events.extend(placement_events(model, rows, before.pending[1:], after.options.profi))
-        return events
-    assert isinstance(move, Play)
-    # Who has chosen shows on the table (the "Chosen" line), not in the log: ten lines a turn would bury it.
-    if after.stage == "play" and after.turn == before.turn:
-        return events  # still waiting for other choices
-    # T-3.1: every card is revealed now; T-3.2: placed lowest first
-    chosen = [(card, seat) for seat, card in enumerate(before.chosen) if card is not None]
-    revealed = sorted([*chosen, (move.card, move.seat)])
-    model.recent["last_reveal"] = tuple(revealed)
-    shown = ", ".join(f"{model.name(seat)} {card}" for card, seat in revealed)
-    events.append(Event("ev_revealed", {"cards": shown}))
-    events.extend(placement_events(model, list(before.rows), revealed, after.options.profi))
-    return events
-
-
-def placement_events(
-    model: TableModel, rows: list[tuple[int, ...]], pending: Sequence[tuple[int, int]], profi: bool
-) -> list[Event]:
-    """T-3.3/T-3.4/T-5.3 told card by card, until a card that owes a row choice (T-3.5)."""
-    done, _ = placements(rows, pending, profi)
-    events = []
-    for placement in done:
-        msg = placement_msg(model.players, placement)
-        events.append(Event(msg.key, msg.params))
-    return events
-
-
-def _sixes_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Event]:
-    from engine.sixes import Pass
-
-    name = model.name(move.seat)
-    if isinstance(move, Pass):
-        return [Event("ev_sx_pass" if before.chips[move.seat] > 0 else "ev_sx_pass_free", {"name": name})]
-    return [Event("ev_sx_play", {"name": name, "card": move.card})]
+    return model.words.move_events(model, before, move, after)
 
 
 def round_result(model: TableModel, state: Any, round_no: int) -> RoundResult | None:
-    """The finished round in public words (S-7.1: every prediction is revealed now)."""
-    game_id = model.game.id
-    totals = model.game.totals(state)
-    rows: list[ResultRow] = []
-    if game_id == "sixth-sense":
-        r = state.round
-        if r is None or r.points is None:
-            return None
-        for seat in range(state.players):
-            prediction = r.predictions[seat]
-            detail = Event("ev_ss_result", {"name": model.name(seat), "card": str(prediction),
-                                            "tricks": r.tricks[seat], "points": r.points[seat]})
-            rows.append(ResultRow(seat, detail, r.points[seat], totals[seat]))
-    elif game_id == "take6":
-        for seat in range(state.players):
-            detail = Event("ev_t6_result", {"name": model.name(seat), "points": state.penalty[seat],
-                                            "total": totals[seat]})
-            rows.append(ResultRow(seat, detail, state.penalty[seat], totals[seat]))
-    elif game_id == "sixes":
-        r = state.round
-        for seat in range(state.players):
-            won = r.pot_won if r is not None and r.winner == seat else 0
-            rows.append(ResultRow(seat, Event("ev_sx_result", {"name": model.name(seat), "total": totals[seat]}),
-                                  won, totals[seat]))
-    else:
-        return None
-    return RoundResult(round_no, tuple(rows))
+    """The finished round in public words."""
+    return model.words.round_result(model, state, round_no)
 
 
 def round_end_events(model: TableModel, state: Any) -> list[Event]:
-    events: list[Event] = []
-    if model.game.id == "sixes" and state.round is not None and state.round.winner is not None:
-        events.append(Event("ev_sx_out", {"name": model.name(state.round.winner), "pot": state.round.pot_won}))
+    events: list[Event] = model.words.round_end_events(model, state)  # the game's own, before the results
     result = model.round_results[-1] if model.round_results else None
     if result is not None:
         events.extend(Event(row.detail.key, row.detail.params) for row in result.rows)

@@ -19,99 +19,28 @@ footer says it is the only one. A mouse click on an option selects and confirms 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.api import Game, IllegalMove
-from lanplay.ui.i18n import t
+from lanplay.games import game_bundle
+from lanplay.ui.i18n import Msg, t
 from lanplay.ui.names import marker, short_names
 
+# The values the model holds live in values.py (a game's bundle builds them); they are importable from here too.
+from lanplay.ui.values import CONTINUE as CONTINUE
+from lanplay.ui.values import END_HERE as END_HERE
+from lanplay.ui.values import GO_ON as GO_ON
+from lanplay.ui.values import Audit as Audit
+from lanplay.ui.values import Choice as Choice
+from lanplay.ui.values import Continue as Continue
+from lanplay.ui.values import Event as Event
+from lanplay.ui.values import GameOver as GameOver
+from lanplay.ui.values import PeekResult as PeekResult
+from lanplay.ui.values import ResultRow as ResultRow
+from lanplay.ui.values import RoundResult as RoundResult
+
 AnyGame = Game[Any, Any, Any, Any]
-
-
-class Continue:
-    """The move of a "next round" button: the back end waits for it between rounds."""
-
-    def __repr__(self) -> str:
-        return "CONTINUE"
-
-
-CONTINUE = Continue()
-
-
-@dataclass(frozen=True, slots=True)
-class Msg:
-    """A message id and its parameters: words are chosen at render time, in the model's language."""
-
-    key: str
-    params: Mapping[str, object] = field(default_factory=dict)
-
-    def text(self, lang: str) -> str:
-        return t(self.key, lang, **self.params)
-
-
-@dataclass(frozen=True, slots=True)
-class Event(Msg):
-    """One line of the table's log."""
-
-    private: bool = False  # only this seat sees it (a peek result); shown marked in the log
-
-
-@dataclass(frozen=True, slots=True)
-class Choice:
-    """One thing the player can point at now. `moves` empty: visible but refused (`probe` explains)."""
-
-    kind: str  # "card", "row" or "button"
-    code: str  # the card's code, the row's index, or the button's message id
-    moves: tuple[Any, ...]
-    probe: Any = None  # a move whose refusal by the engine says why this choice is not allowed now
-    params: Mapping[str, object] = field(default_factory=dict)
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.moves)
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRow:
-    seat: int
-    detail: Msg  # e.g. "predicted R3, won 3 tricks"
-    points: int  # this round's points (6th Sense), bullheads (6 nimmt!), chips won (Sixes)
-    total: int
-
-
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    round_no: int  # 1-based
-    rows: tuple[ResultRow, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PeekResult:
-    """S-6.4: what this seat saw when it peeked; never given to a model of another seat."""
-
-    trick: int  # 1-based
-    target: int
-    card: str
-
-
-@dataclass(frozen=True, slots=True)
-class Audit:
-    round_no: int
-    ok: bool
-    message: Msg
-
-
-@dataclass(frozen=True, slots=True)
-class GameOver:
-    winners: tuple[int, ...]
-    totals: tuple[int, ...]
-    record_path: str | None
-    stopped: bool = False  # left before the end (a record of the rounds so far)
-    network_lost: bool = False  # no link for the whole reconnect limit: not over, the journal resumes it
-    reason: str = ""  # a stopped game: why, and who (a stop, a leave, an exposure), in plain words
-    rounds: int = 0  # a stopped game: how many rounds were confirmed and kept
 
 
 Submit = Callable[[Any], None]
@@ -129,6 +58,9 @@ class TableModel:
         submit: Submit | None = None,
     ) -> None:
         self.game = game
+        bundle = game_bundle(game.id)
+        self.look = bundle.look  # how this game's table is drawn and its choices made (lanplay/games/GAME/look.py)
+        self.words = bundle.words  # how its cards, moves and rounds are told
         self.players = tuple(players)
         self.short = short_names(self.players)  # as the screen shows each seat (lanplay/ui/names.py)
         self.my_seat = my_seat
@@ -165,6 +97,7 @@ class TableModel:
         self.quit_requested = False
         self.pre_game = False  # seats still being taken: leaving costs nobody anything, so q leaves at once
         self.quit_question = "quit_question"  # "quit_question_net" where people on other laptops play too
+        self.go_on_seats: tuple[int, ...] = ()  # the seats a bot would fill if the table goes on (P-5.7)
         self.seated: tuple[str, ...] = ()  # before the game: who has taken a seat ("Bob (ab12-…)")
         self.seats_total: int | None = None
         # Each bot seat and the seat whose laptop runs it, which can see its cards (None: a laptop of its own).
@@ -212,7 +145,7 @@ class TableModel:
         self.view = view
         if round_no is not None:
             self.round_no = round_no
-        if self.moves and self.kind != "continue":
+        if self.moves and self.kind not in ("continue", "go_on"):
             self._rebuild_choices()
         self._changed()
 
@@ -245,6 +178,13 @@ class TableModel:
     def ask_continue(self) -> None:
         """Between rounds: one button; confirming it submits CONTINUE."""
         self.set_decision((CONTINUE,), "continue")
+
+    def ask_go_on(self, empty: Sequence[int]) -> None:
+        """A seat left or was stopped for, and the table ended early (P-5.7): go on with a bot in the
+        empty seats (`GO_ON`), or end the game here (`END_HERE`)."""
+        self.go_on_seats = tuple(empty)
+        self.add_event("ev_go_on_asked", names=self.name_list(empty))
+        self.set_decision((GO_ON, END_HERE), "go_on")
 
     def set_status(self, key: str | None, **params: object) -> None:
         self.status = Msg(key, params) if key is not None else None
@@ -358,7 +298,7 @@ class TableModel:
     # --- typing a number: one rule per decision, shown in the footer -------------------------------
     def numbers_are_cards(self) -> bool:
         """6 nimmt! cards are numbers: typing 62 picks card 62. Everywhere else a number is the n-th choice."""
-        return self.game.id == "take6" and self.question is None and bool(self.options) and all(
+        return self.look.NUMBERS_ARE_CARDS and self.question is None and bool(self.options) and all(
             o.kind == "card" for o in self.options
         )
 
@@ -542,14 +482,10 @@ class TableModel:
 
     def option_label(self, option: Choice) -> str:
         """An option as the screen names it: a card by its shown name (the 6/9 card is `G6/9`)."""
-        if option.kind == "card" and self.game.id == "sixth-sense":
-            from lanplay.describe import sixth_sense_card_name
-
-            return sixth_sense_card_name(option.code)
+        if option.kind == "card":
+            return self.words.card_name(option.code)
         if option.kind == "row":
             return self.text("row_n", row=int(option.code) + 1)
-        if option.kind == "card":
-            return option.code
         return self.text(option.code, **option.params)
 
     def name_list(self, seats: Sequence[int]) -> str:
@@ -580,56 +516,19 @@ class TableModel:
             self.cursor = -1
 
 
-# --- choices per game ---------------------------------------------------------------------------
+# --- choices ----------------------------------------------------------------------------------------
 
 
 def build_choices(model: TableModel) -> tuple[Choice, ...]:
-    moves, view, seat = model.moves, model.view, model.my_seat
     if model.kind == "continue":
-        return (Choice("button", "next_round", moves),)
-    game_id = model.game.id
-    if game_id == "sixth-sense":
-        return _sixth_sense_choices(view, seat, moves)
-    if game_id == "take6":
-        return _take6_choices(view, seat, moves)
-    if game_id == "sixes":
-        return _sixes_choices(view, seat, moves)
-    return tuple(Choice("button", "move_text", (m,), params={"text": str(m)}) for m in moves)
-
-
-def _sixth_sense_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
-    from engine.sixth_sense import SIX_NINE, Play, Split
-
-    if moves and isinstance(moves[0], Split):
-        return tuple(Choice("button", "split_yes" if m.split else "split_no", (m,)) for m in moves)
-    hand = view.round.hands[seat] if view is not None and view.round is not None else None
-    cards = hand if hand is not None else tuple(dict.fromkeys(m.card for m in moves))
-    out = []
-    for card in cards:
-        of_card = tuple(m for m in moves if m.card is card)
-        probe = Play(seat, card, SIX_NINE if card.value == SIX_NINE else None)
-        out.append(Choice("card", card.code, of_card, probe))
-    return tuple(out)
-
-
-def _take6_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
-    from engine.take6 import Pick, TakeRow
-
-    if moves and isinstance(moves[0], TakeRow):
-        return tuple(Choice("row", str(m.row), (m,)) for m in moves)
-    if moves and isinstance(moves[0], Pick):
-        return tuple(Choice("card", str(m.card), (m,)) for m in moves)
-    return tuple(Choice("card", str(m.card), (m,)) for m in moves)
-
-
-def _sixes_choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
-    from engine.sixes import Pass, Play
-
-    hand = view.round.hands[seat] if view is not None and view.round is not None else None
-    plays = {m.card: m for m in moves if isinstance(m, Play)}
-    out = [Choice("card", card, (plays[card],) if card in plays else (), Play(seat, card)) for card in hand or ()]
-    out.extend(Choice("button", "pass_button", (m,)) for m in moves if isinstance(m, Pass))
-    return tuple(out)
+        return (Choice("button", "next_round", model.moves),)
+    if model.kind == "go_on":
+        names = model.name_list(model.go_on_seats)
+        return (
+            Choice("button", "go_on_bot", (GO_ON,), params={"names": names}),
+            Choice("button", "end_here", (END_HERE,)),
+        )
+    return model.look.choices(model.view, model.my_seat, model.moves)
 
 
 def second_question(model: TableModel, group: Choice) -> tuple[Choice, ...]:
@@ -651,23 +550,11 @@ def second_question(model: TableModel, group: Choice) -> tuple[Choice, ...]:
 
 
 def prompt_msg(model: TableModel) -> Msg:
-    kind, game_id = model.kind, model.game.id
-    if kind == "continue":
+    if model.kind == "continue":
         return Msg("round_over_continue")
-    if game_id == "sixth-sense":
-        return Msg({"predict": "your_turn_predict", "split": "your_turn_split"}.get(kind, "your_turn_play"))
-    if game_id == "take6":
-        if kind == "take_row":
-            pending = model.view.pending if model.view is not None else ()
-            return Msg("your_turn_take_row", {"card": pending[0][0] if pending else "?"})
-        if kind == "pick":
-            return Msg("your_turn_pick")
-        return Msg("your_turn_choose")
-    if game_id == "sixes":
-        if all(not c.enabled for c in model.choices if c.kind == "card"):
-            return Msg("your_turn_pass")
-        return Msg("your_turn_play_sixes")
-    return Msg("your_turn", {"name": model.name(model.my_seat)})
+    if model.kind == "go_on":
+        return Msg("net_go_on", {"names": model.name_list(model.go_on_seats)})
+    return model.look.prompt(model)
 
 
 def refusal(model: TableModel, option: Choice) -> Msg:
@@ -677,14 +564,6 @@ def refusal(model: TableModel, option: Choice) -> Msg:
     try:
         model.game.apply(model.view, option.probe)
     except IllegalMove as exc:
-        if exc.rule == "S-4.2":
-            from engine.sixth_sense import required_colour
-
-            colour = required_colour(model.view.round.trick) or "?"
-            return Msg("refuse_follow", {"card": model.option_label(option), "colour": colour, "rule": exc.rule})
-        if exc.rule == "X-2.3":
-            return Msg("refuse_no_fit", {"card": option.code, "rule": exc.rule})
-        if exc.rule == "X-2.2":
-            return Msg("refuse_open_o6", {"card": option.code, "rule": exc.rule})
-        return Msg("refused", {"rule": exc.rule, "reason": exc.message})
+        said = model.look.refusal(model, option, exc)  # the game's own words for its common rules
+        return said if said is not None else Msg("refused", {"rule": exc.rule, "reason": exc.message})
     return Msg("not_allowed_now")

@@ -1,6 +1,6 @@
 """The networked back end of the table screen: the model's seat plays through the real protocol.
 
-`NetTable` hosts a table (`lanplay.tables.host_table`, with in-process bot peers that speak the
+`NetTable` hosts a table (`lanplay.table.tables.host_table`, with in-process bot peers that speak the
 protocol over loopback like any laptop), joins one (`join_table`) or resumes the game this laptop
 was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTable` feeds:
 
@@ -34,13 +34,14 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
-from lanplay.lobby import LobbyHost, SeatBarred, SeatInfo
-from lanplay.runner import Outcome, TableRunner
-from lanplay.store import save_record
-from lanplay.tables import host_table, join_table, resume_table
-from lanplay.text import shown
+from lanplay.base.store import save_record
+from lanplay.base.text import shown
+from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
+from lanplay.table.runner import Outcome, TableRunner
+from lanplay.table.tables import host_table, join_table, play_on, resume_table
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
+from lanplay.ui.values import GoOnAnswer
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_seats
@@ -158,6 +159,7 @@ class NetTable:
         self._resumed.set()
         self._decision: asyncio.Future[Any] | None = None
         self._offered: tuple[Any, ...] = ()
+        self._go_on: asyncio.Future[bool] | None = None  # the person's answer: go on with a bot (P-5.7)
         self._hidden_mine: dict[str, Any] = {}  # kind -> this seat's own hidden move of this round
         self._winners: tuple[int, ...] | None = None
         self._ever_connected: set[int] = set()
@@ -173,6 +175,7 @@ class NetTable:
         bots: int,
         bot_kind: str = "heuristic",
         advertise: bool = False,
+        patience: float | None = None,
     ) -> NetTable:
         """Host a table on `interface` (seat 0); `bots` seats are filled by in-process bot peers."""
         self.seats_total = seats
@@ -186,6 +189,7 @@ class NetTable:
                 options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
                 bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
                 on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
+                go=self._ask_go_on, **({"reconnect_timeout": patience} if patience is not None else {}),
             )  # fmt: skip
 
         self._start = start
@@ -236,10 +240,37 @@ class NetTable:
             poll.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poll
+        if outcome is not None and self.runner is not None and self.runner.can_go_on():
+            # P-5.7: the people still at the table choose to go on with a bot in the empty seat, or to end.
+            self._flush()
+            outcome = await play_on(
+                self.runner, outcome, interface=self.interface, player=self.player, go=self._ask_go_on,
+                on_event=self.on_event, on_runner=self._on_runner, bot_delay=self.bot_delay,
+            )  # fmt: skip
         self.outcome = outcome
         if outcome is not None:
             self._finish(outcome)
         return outcome
+
+    async def _ask_go_on(self, runner: TableRunner) -> bool:
+        """Ask this seat's person whether to go on with a bot in the seats no longer present (P-5.7)."""
+        session = runner.session
+        assert session is not None
+        self._flush()
+        if self._paused:
+            self._unpause()
+        present = session.present()
+        empty = [seat for seat in range(len(runner.plan.seats)) if seat not in present]
+        self._go_on = answer = asyncio.get_running_loop().create_future()
+        self.model.ask_go_on(empty)
+        try:
+            go: bool = await answer
+        finally:
+            self._go_on = None
+            self.model.clear_decision()
+        self.model.set_status("net_go_on_wait" if go else "net_saving")
+        return go
+
 
     async def _poll(self) -> None:
         while True:
@@ -253,6 +284,16 @@ class NetTable:
                 log.exception("refreshing the table screen failed")
 
     def _on_runner(self, runner: TableRunner) -> None:
+        runner.may_go_on = True  # P-5.7: the person is asked whether to go on if the table ends early
+        before = self.runner
+        if before is not None:
+            # The game goes on at a new table (P-5.7): the same screen, the scores carried, a bot in the
+            # seat that emptied, named after the laptop that runs it.
+            self._flush()
+            self.round_no = 0
+            self.shadow = None
+            self._winners = None
+            self._hidden_mine.clear()
         self.runner = runner
         names = runner.settings.names
         self.model.pre_game = False
@@ -268,6 +309,11 @@ class NetTable:
             else:
                 self.model.add_event("ev_bot_runs_on", bot=name(bot), host=name(host))
         self.model.set_status("net_starting")
+        if before is not None:
+            old_bots = {seat for seat, _ in bot_seats(before.plan.seats)}
+            for bot, host in bot_seats(runner.plan.seats):
+                if host is not None and bot not in old_bots:
+                    self.model.add_event("ev_go_on", names=name(bot), host=name(host))
 
     def _on_lobby(self, lobby: LobbyHost, port: int) -> None:
         self.lobby = lobby
@@ -327,6 +373,11 @@ class NetTable:
 
     def submit(self, move: Any) -> None:
         """A move the person confirmed (the model's `submit`); IllegalMove if it is not open now."""
+        if isinstance(move, GoOnAnswer):
+            if self._go_on is None or self._go_on.done():
+                raise IllegalMove("format", "nothing is being asked about going on now")
+            self._go_on.set_result(move.go)
+            return
         if move is CONTINUE:
             if not self._paused:
                 raise IllegalMove("format", "no round is waiting to start")
@@ -444,11 +495,7 @@ class NetTable:
         return after
 
     def _tell_trump(self, before: Any, after: Any) -> None:
-        if self.game.id != "sixth-sense":
-            return
-        r0, r1 = getattr(before, "round", None), getattr(after, "round", None)
-        if r0 is not None and r1 is not None and r0.trump is None and r1.trump is not None:
-            self.model.add_event("ev_trump", colour=r1.trump.colour)
+        self.model.add_events(self.model.words.reveal_events(before, after))
 
     def _moved(self, event: Moved) -> None:
         before = self.shadow

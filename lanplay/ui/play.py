@@ -1,7 +1,7 @@
 """`lanplay play` (full screen): one person against bot peers of this process, journaled like a lobby table.
 
 The table is hosted on 127.0.0.1 and every bot is a peer of its own that speaks the real protocol
-(`lanplay.tables.host_table`). Every seat journals into the data directory (the bots under
+(`lanplay.table.tables.host_table`). Every seat journals into the data directory (the bots under
 ``bots/<fingerprint>/``, their keys beside their journals), so nothing is lost:
 
 - killed (kill -9, a closed terminal) mid-round, the same command started again resumes the game where it
@@ -24,13 +24,14 @@ from typing import Any
 
 from engine.api import Game
 from engine.games import get_game
-from lanplay.describe import default_player_name
-from lanplay.discovery import DEFAULT_INTERFACE
-from lanplay.lobby import TablePlan
-from lanplay.runner import unfinished_journal
-from lanplay.store import newly_set_aside, remove_finished_journals, set_aside_journals
-from lanplay.tables import bot_name, load_identity, local_bot_dirs
+from lanplay.base.store import data_dir, newly_set_aside, remove_finished_journals, set_aside_journals
+from lanplay.net.discovery import DEFAULT_INTERFACE
+from lanplay.net.lobby import fetch_table_info
+from lanplay.table.runner import AnyPlan, unfinished_journal
+from lanplay.table.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
+from lanplay.ui.describe import default_player_name
+from lanplay.ui.local_table import bot_delay_from_env
 from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from protocol.identity import Identity
@@ -39,7 +40,7 @@ from protocol.identity import Identity
 KEEP_SIGNALS = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
 
 
-def played_against_bots(plan: TablePlan, identity: Identity, directory: Path) -> bool:
+def played_against_bots(plan: AnyPlan, identity: Identity, directory: Path) -> bool:
     """True if every other seat of `plan` is a bot this laptop runs (a `lanplay play` game, or a lobby
     table of one person and bots): such a game resumes without anyone else."""
     mine = identity.public.hex()
@@ -47,7 +48,7 @@ def played_against_bots(plan: TablePlan, identity: Identity, directory: Path) ->
     return len(local_bot_dirs(directory, plan)) == len(others) and len(others) < len(plan.seats)
 
 
-def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any, Any], seats: int) -> TablePlan | None:
+def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any, Any], seats: int) -> AnyPlan | None:
     """The unfinished game the same `lanplay play` command left (same game, same number of seats, only
     this laptop's bots), if any."""
     found = unfinished_journal(directory)
@@ -59,7 +60,7 @@ def resumable_play(directory: Path, identity: Identity, game: Game[Any, Any, Any
     return plan
 
 
-def forget_bots(directory: Path, plan: TablePlan) -> None:
+def forget_bots(directory: Path, plan: AnyPlan) -> None:
     """The bots of a game that is over (or left on purpose) are worth nothing: their keys and journals go."""
     for path in local_bot_dirs(directory, plan):
         shutil.rmtree(path, ignore_errors=True)
@@ -102,9 +103,6 @@ def play_net_table(
     """`lanplay play`: resumes the game the same command left unfinished, else hosts a new one on 127.0.0.1
     whose other seats are bot peers of this process; the record goes to the data directory (and is copied to
     `record_copy`)."""
-    from lanplay.store import data_dir
-    from lanplay.ui.local_table import bot_delay_from_env
-
     if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
         name = default_player_name()
     directory = directory if directory is not None else data_dir()
@@ -154,8 +152,6 @@ def join_net_table(
     """`lanplay join HOST:PORT` in a terminal: the same full-screen table as joining from the lobby (its
     `a`). Like every network command it first resumes the game this laptop left unfinished (P-5.4).
     `LobbyError` (one line, exit 2) if no lanplay table answers at `address`."""
-    from lanplay.lobby import fetch_table_info
-
     log_to_file(directory)
     remove_finished_journals(directory)
     identity = load_identity(directory)

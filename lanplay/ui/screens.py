@@ -2,26 +2,28 @@
 
 Each part of the screen (header, table, side panel, hand, footer, dialogs) is a list of lines of
 prompt_toolkit fragments; app.py puts them in windows, tests join them to text (`screen_text`).
-The game-specific table and hand live in render_<game>.py. Widths are planned for 80×24: the
+The game-specific table and hand are each game's look (lanplay/games/GAME/look.py); the pieces
+every screen is drawn with are in lines.py. Widths are planned for 80×24: the
 table takes what the side panel (scores and log, `SIDE_WIDTH`) leaves.
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
-from collections.abc import Callable, Sequence
-from typing import Any
 from weakref import WeakKeyDictionary
 
-from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
-from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
-
 from lanplay.ui.i18n import rules_summary, t
+from lanplay.ui.lines import Line as Line  # app.py, local.py and netcli.py use these through `screens` too
+from lanplay.ui.lines import (
+    Lines,
+    path_pieces,
+    ranks,
+    text_line,
+    wrap_path,
+    wrap_text,
+)
+from lanplay.ui.lines import join as join
+from lanplay.ui.lines import plain as plain
 from lanplay.ui.model import Choice, TableModel
-
-Line = list[OneStyleAndTextTuple]
-Lines = list[Line]
 
 SIDE_WIDTH = 27
 SCREEN_WIDTH = 80
@@ -30,179 +32,9 @@ SCREEN_HEIGHT = 24
 GAME_OVER_WIDTH = SIDE_WIDTH + 10  # the game-over dialog lies over the side panel, inside its frame
 
 
-def join(lines: Sequence[Line]) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = []
-    for index, line in enumerate(lines):
-        if index:
-            out.append(("", "\n"))
-        out.extend(line)
-    return out
-
-
-def plain(lines: Sequence[Line]) -> str:
-    return "\n".join("".join(fragment[1] for fragment in line) for line in lines)
-
-
-def line_width(line: Line) -> int:
-    return sum(len(fragment[1]) for fragment in line)
-
-
-def text_line(text: str, style: str = "") -> Line:
-    return [(style, text)]
-
-
-def wrap_text(text: str, width: int, style: str = "", indent: str = "", first: str = "") -> Lines:
-    """Words wrapped at spaces only: a card code, a name with a hyphen or a path never breaks inside."""
-    parts = textwrap.wrap(text, width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False)
-    return [text_line(part, style) for part in parts or [""]]
-
-
-def flow(
-    items: Sequence[Line], width: int, gap: int = 1, indent: int = 0, places: list[tuple[int, int]] | None = None
-) -> Lines:
-    """Lay items (each a short run of fragments) left to right, wrapping at `width`. `places`, if
-    given, receives each item's (line, column), so keys can move by screen row."""
-    lines: Lines = []
-    current: Line = [("", " " * indent)] if indent else []
-    used = indent
-    for item in items:
-        size = line_width(item)
-        if used > indent and used + gap + size > width:
-            lines.append(current)
-            current, used = ([("", " " * indent)] if indent else []), indent
-        if used > indent:
-            current.append(("", " " * gap))
-            used += gap
-        if places is not None:
-            places.append((len(lines), used))
-        current.extend(item)
-        used += size
-    if current and used > indent:
-        lines.append(current)
-    return lines
-
-
-def path_pieces(path: str) -> list[str]:
-    """A path cut after each `/`, `-` or `_`: the places a line may break it."""
-    return re.findall(r"[^/\-_]+[/\-_]?|[/\-_]", path)
-
-
-def wrap_path(path: str, width: int) -> list[str]:
-    """A file path in lines of at most `width`, broken only after a `/`, `-` or `_`: never mid-word
-    (a single piece longer than `width` is cut only as a last resort, where no wider line is possible)."""
-    pieces: list[str] = []
-    for piece in path_pieces(path):
-        pieces.extend(piece[i : i + width] for i in range(0, len(piece), width))
-    lines: list[str] = []
-    current = ""
-    for piece in pieces:
-        if current and len(current) + len(piece) > width:
-            lines.append(current)
-            current = ""
-        current += piece
-    if current:
-        lines.append(current)
-    return lines
-
-
-def ranks(totals: Sequence[int], highest_first: bool) -> list[tuple[int, int]]:
-    """(place, seat) best first; equal totals share a place and the next place skips ("1, 2, 2, 4")."""
-    order = sorted(range(len(totals)), key=lambda s: totals[s], reverse=highest_first)
-    sign = 1 if highest_first else -1
-    return [(1 + sum(1 for other in totals if sign * other > sign * totals[seat]), seat) for seat in order]
-
-
-def me_mark(model: TableModel, seat: int) -> str:
-    """Marks this seat's own line in the score tables."""
-    return "▶" if seat == model.my_seat else " "
-
-
-def clicker(model: TableModel, index: int) -> Callable[[MouseEvent], None]:
-    """A mouse handler that chooses option `index` on a click (prompt_toolkit calls it with the event)."""
-
-    def handler(event: MouseEvent) -> None:
-        if event.event_type == MouseEventType.MOUSE_UP:
-            model.choose(index)
-
-    return handler
-
-
-# --- per-game pieces ------------------------------------------------------------------------------
-
-
-def _renderer(model: TableModel) -> Any:
-    game_id = model.game.id
-    if game_id == "sixth-sense":
-        from lanplay.ui import render_sixth_sense
-
-        return render_sixth_sense
-    if game_id == "take6":
-        from lanplay.ui import render_take6
-
-        return render_take6
-    from lanplay.ui import render_sixes
-
-    return render_sixes
-
-
-def card_fragment(model: TableModel, code: str, style: str = "") -> OneStyleAndTextTuple:
-    card_style, text = _renderer(model).card_look(code)
-    return (f"{card_style} {style}".strip(), text)
-
-
-def option_item(model: TableModel, index: int, option: Choice) -> Line:
-    """One option as the player points at it: a card in its colours or a button; the cursor reverses it."""
-    selected = index == model.cursor
-    style = "class:cursor" if selected else ""
-    if not option.enabled:
-        style = f"{style} class:disabled".strip()
-    handler = clicker(model, index)
-    if option.kind == "card":
-        card_style, text = _renderer(model).card_look(option.code)
-        mark = "▸" if model.game.id == "sixes" and option.enabled else ""
-        full = f"{card_style} {style}".strip() if option.enabled else style
-        return [(full, f"{mark}{text}", handler)]
-    if option.kind == "row":
-        label = model.text("row_n", row=int(option.code) + 1)
-        return [(f"class:button {style}".strip(), f"[{label}]", handler)]
-    label = model.text(option.code, **option.params)
-    return [(f"class:button {style}".strip(), f"[{label}]", handler)]
-
-
 def hand_area(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
     """My hand (with the cursor when the choices are its cards) and any other choices below it."""
-    return list(_renderer(model).hand_area(model, width))
-
-
-def hand_with_options(model: TableModel, hand: Sequence[str], width: int, title: str | None = None) -> Lines:
-    """The common hand block: the cards of `hand`; where the options are those cards, they carry the
-    cursor and the click handlers, and the remaining options (buttons) follow on their own line."""
-    options = model.options
-    head = title if title is not None else model.text("your_hand")
-    lines: Lines = [[("class:label", f"{head} ({len(hand)})")]]
-    card_options = [o for o in options if o.kind == "card"]
-    inline = model.question is None and bool(options) and [o.code for o in card_options] == list(hand)
-    if inline:
-        items = [option_item(model, i, o) for i, o in enumerate(options) if o.kind == "card"]
-        rest = [(i, o) for i, o in enumerate(options) if o.kind != "card"]
-    else:
-        items = [[card_fragment(model, code)] for code in hand]
-        rest = list(enumerate(options))
-    places: list[tuple[int, int]] = []
-    card_lines = flow(items, width - 1, indent=1, places=places)
-    grid: dict[int, tuple[int, int]] = {}
-    if inline:
-        card_indexes = [i for i, o in enumerate(options) if o.kind == "card"]
-        grid.update({index: (len(lines) + line, x) for index, (line, x) in zip(card_indexes, places, strict=True)})
-    lines.extend(card_lines or [text_line(" " + model.text("no_cards"), "class:disabled")])
-    if rest:
-        places = []
-        top = len(lines)
-        lines.extend(flow([option_item(model, i, o) for i, o in rest], width - 1, gap=2, indent=1, places=places))
-        grid.update({index: (top + line, x) for (index, _), (line, x) in zip(rest, places, strict=True)})
-    if not (model.game.id == "take6" and model.kind == "take_row"):  # the rows on the table record their own
-        model.option_grid = grid
-    return lines
+    return list(model.look.hand_area(model, width))
 
 
 def table_area(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
@@ -210,7 +42,7 @@ def table_area(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
         if model.pre_game:
             return pre_game_lines(model, width)
         return [text_line(model.text("waiting_deal"), "class:disabled")]
-    return list(_renderer(model).table_area(model, width))
+    return list(model.look.table_area(model, width))
 
 
 def pre_game_lines(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
@@ -229,7 +61,7 @@ def pre_game_lines(model: TableModel, width: int = TABLE_WIDTH) -> Lines:
 
 def header(model: TableModel, width: int = SCREEN_WIDTH) -> Line:
     left = " " + model.text(f"game_{model.game.id}")
-    detail = _renderer(model).header_detail(model) if model.view is not None else ""
+    detail = model.look.header_detail(model) if model.view is not None else ""
     if detail:
         left += " · " + detail
     right = f"{model.players[model.my_seat]} " if 0 <= model.my_seat < len(model.players) else ""
@@ -253,7 +85,7 @@ def bots_lines(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
 
 
 def scores(model: TableModel, width: int = SIDE_WIDTH) -> Lines:
-    return list(_renderer(model).scores(model, width))
+    return list(model.look.scores(model, width))
 
 
 # The log only grows: each event is wrapped once, not at every redraw (a long game has hundreds).
@@ -394,7 +226,7 @@ def game_over_lines(model: TableModel) -> Lines:
     else:
         lines.append(text_line(""))
         lines.append(text_line(model.text("final_table"), "class:label"))
-        for place, seat in ranks(over.totals, highest_first=model.game.id != "take6"):  # T-4.2: fewest wins
+        for place, seat in ranks(over.totals, highest_first=model.look.HIGHEST_FIRST):  # T-4.2: fewest wins
             crown = " ★" if seat in over.winners and not over.stopped else ""
             lines.append(text_line(f" {place}. {model.name(seat):<14} {over.totals[seat]:>5}{crown}"))
     lines.append(text_line(""))

@@ -126,8 +126,10 @@ class TableSession:
         self._seed = hashlib.sha256(b"lanplay/session-entropy/v1\0" + seed).digest()
         self._drawn = 0
         self._ending = False
-        self.rounds: list[RoundRecord] = []
-        self.state: Any = self.game.new_game(self.n, self.options)  # full state after the confirmed rounds
+        # Rounds carried from the table this one goes on from (P-5.7) stand as confirmed here: never undone.
+        self.rounds: list[RoundRecord] = [RoundRecord(r["deal"], tuple(r["moves"])) for r in settings.carried]  # type: ignore[arg-type]
+        self.carried = len(self.rounds)
+        self.state: Any = round_start(self.plan, self.rounds).state  # full state after the confirmed rounds
         self.void: JSONObject | None = None  # the round cut short, if any
         self.stops: list[JSONObject] = []  # every stop and leave of the game (counted against seats)
         self.proofs: list[JSONObject] = []
@@ -355,7 +357,7 @@ class TableSession:
         for author, seq, body in ledger.stops[before:]:
             self._count_stop(round_of, author, seq, body)
         voiding = any(_voids(body) for _, _, body in ledger.stops[before:])
-        if voiding and round_of == len(self.rounds) - 1 and not self.finished:
+        if voiding and self.carried <= round_of == len(self.rounds) - 1 and not self.finished:
             record = ledger.audit.record if ledger.audit is not None else None
             self._unconfirm(round_of, "the round was stopped", list(record.moves) if record else [])
 
@@ -445,7 +447,7 @@ class TableSession:
         except ProtocolError as exc:
             self._out.append(Refused(None, exc.rule, f"a proof that shows nothing: {exc.message}"))
             return
-        if round_of < len(self.rounds) and not self.finished and self._about_record(proof, round_of):
+        if self.carried <= round_of < len(self.rounds) and not self.finished and self._about_record(proof, round_of):
             # Even where the seat is exposed already: another proof (a fork of its secrets) may have come
             # first, and this one (the audit they fail) is what undoes the round. Kept, so a restart
             # from the journal undoes it too (P-5.6).
@@ -494,9 +496,12 @@ class TableSession:
         if kind == "fork":
             first, second = proof.get("first"), proof.get("second")
             same = isinstance(first, dict) and isinstance(second, dict) and first.get("seq") == second.get("seq")
-            named = [first, second] if same else []
+            # Two versions of secrets build the same record: where one fails the audit or is refused, the
+            # seat holding it sends that proof, and that is what undoes the round everywhere.
+            named = [m for m in (first, second) if isinstance(m, dict) and m.get("kind") != "secrets"] if same else []
         else:
-            named = [proof.get("message")]
+            message = proof.get("message")
+            named = [message] if isinstance(message, dict) else []
         ledger = self._ledger_of(round_of)
         for held in named:
             if not isinstance(held, dict) or held.get("kind") not in STEP_KINDS:
@@ -1089,6 +1094,9 @@ class TableSession:
             "protocol": PROTOCOL_VERSION,
             "keys": [key.hex() for key in self.settings.seats],
         }
+        if self.settings.continues is not None:
+            prior, digest = self.settings.continues
+            out["table"]["continues"] = {"table": prior, "digest": digest, "rounds": self.carried}  # type: ignore[index]
         out["complete"] = self.complete
         out["exposed"] = [
             {"seat": seat, "rule": c.rule, "reason": c.reason, "kind": c.kind}

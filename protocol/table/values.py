@@ -28,6 +28,10 @@ class TableSettings:
     patience: float = DEFAULT_PATIENCE
     turn_timer: float | None = None  # a person's move: waited for without limit unless set
     bots: tuple[BotSeat, ...] = ()
+    # A table that goes on from another (P-5.7): that table's confirmed rounds, played on from, and
+    # (its table id, the record digest its present seats signed).
+    carried: tuple[JSONObject, ...] = ()
+    continues: tuple[str, str] | None = None
 
 
 # -- inputs ------------------------------------------------------------------------------------------

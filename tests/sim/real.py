@@ -77,7 +77,7 @@ class RealBackend:
             return None
         if bot == "random":
             return dict(rng.choice(moves))
-        from lanplay.bots import make_bot
+        from lanplay.games import make_bot
 
         key = (session.me, bot)
         if key not in self._bots:

@@ -13,7 +13,7 @@ that is down, suspended or cut off wait in the sender's outbox and go when it is
 RESUME); a crashed seat's own outbox is gone. `dup` delivers a message twice (at least once across a
 reconnect). Links are independent, so messages are reordered across links.
 
-The runner model (lanplay/runner.py): `Start` first; every input goes to `handle`; a received input
+The runner model (lanplay/table/runner.py): `Start` first; every input goes to `handle`; a received input
 is journaled when `last_kept`, every local input (decision, stop, leave, note) always; at each tick
 (`TICK`), while the seat has any link, `s.due(now)` is fed back as the `StopFor` it is and
 `NoteWaiting` when `s.note_due(now)`; a bot decides after a think time; after `spec.rounds` confirmed

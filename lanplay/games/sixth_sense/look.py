@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.sixth_sense import ROUNDS, Play, SixthSenseState
-from lanplay.describe import TrickStory, trick_story
-from lanplay.describe import sixth_sense_card_name as _card_name
-from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
+from engine.api import IllegalMove
+from engine.sixth_sense import ROUNDS, SIX_NINE, Play, SixthSenseState, Split, required_colour
+from lanplay.games.sixth_sense.words import TrickStory, trick_story
+from lanplay.games.sixth_sense.words import card_name as _card_name
+from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, flow, hand_with_options, me_mark, text_line, wrap_text
+from lanplay.ui.values import Choice, TableView
+
+CARD_MARK = ""
+OWN_GRID_KINDS: frozenset[str] = frozenset()
+HIGHEST_FIRST = True
+NUMBERS_ARE_CARDS = False
 
 
 def card_look(code: str) -> tuple[str, str]:
@@ -27,7 +34,7 @@ def _play_text(play: Play) -> str:
     return f"{text}={play.as_value}" if play.as_value is not None else text
 
 
-def header_detail(model: TableModel) -> str:
+def header_detail(model: TableView) -> str:
     view: SixthSenseState = model.view
     r = view.round
     parts = []
@@ -41,7 +48,7 @@ def header_detail(model: TableModel) -> str:
     return " · ".join(parts)
 
 
-def _trump_line(model: TableModel) -> Line:
+def _trump_line(model: TableView) -> Line:
     view: SixthSenseState = model.view
     r = view.round
     label = ("class:label", model.text("trump") + ": ")
@@ -54,7 +61,7 @@ def _trump_line(model: TableModel) -> Line:
             ("class:disabled", f"  ({_card_name(r.trump.code)})")]  # the 6/9 card: P6/9, not P6
 
 
-def table_area(model: TableModel, width: int) -> Lines:
+def table_area(model: TableView, width: int) -> Lines:
     view: SixthSenseState = model.view
     r = view.round
     lines: Lines = [_trump_line(model), text_line("")]
@@ -103,7 +110,7 @@ def table_area(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def _in_force(model: TableModel, width: int) -> Lines:
+def _in_force(model: TableView, width: int) -> Lines:
     """While a trick is played: a reversal in force, or two 4s cancelling (S-6.2), said before it decides."""
     view: SixthSenseState = model.view
     r = view.round
@@ -118,7 +125,7 @@ def _in_force(model: TableModel, width: int) -> Lines:
                      first="  ")
 
 
-def _last_trick(model: TableModel, width: int) -> Lines:
+def _last_trick(model: TableView, width: int) -> Lines:
     """The last trick with its blocked and blocking cards marked, and why it went as it did (S-4.5, S-6)."""
     story: Any = model.recent.get("last_trick")
     if not isinstance(story, TrickStory):
@@ -146,7 +153,7 @@ def _last_trick(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def _results(model: TableModel) -> Lines:
+def _results(model: TableView) -> Lines:
     view: SixthSenseState = model.view
     r = view.round
     assert r is not None and r.points is not None
@@ -173,7 +180,7 @@ def _results(model: TableModel) -> Lines:
     return lines
 
 
-def scores(model: TableModel, width: int) -> Lines:
+def scores(model: TableView, width: int) -> Lines:
     view: SixthSenseState | None = model.view
     if view is None:
         return []
@@ -192,8 +199,35 @@ def scores(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def hand_area(model: TableModel, width: int) -> Lines:
+def hand_area(model: TableView, width: int) -> Lines:
     view: SixthSenseState | None = model.view
     r = view.round if view is not None else None
     hand = r.hands[model.my_seat] if r is not None else None
     return hand_with_options(model, [c.code for c in hand or ()], width)
+
+
+# --- what the player points at ---------------------------------------------------------------------------
+
+
+def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    if moves and isinstance(moves[0], Split):
+        return tuple(Choice("button", "split_yes" if m.split else "split_no", (m,)) for m in moves)
+    hand = view.round.hands[seat] if view is not None and view.round is not None else None
+    cards = hand if hand is not None else tuple(dict.fromkeys(m.card for m in moves))
+    out = []
+    for card in cards:
+        of_card = tuple(m for m in moves if m.card is card)
+        probe = Play(seat, card, SIX_NINE if card.value == SIX_NINE else None)
+        out.append(Choice("card", card.code, of_card, probe))
+    return tuple(out)
+
+
+def prompt(model: TableView) -> Msg:
+    return Msg({"predict": "your_turn_predict", "split": "your_turn_split"}.get(model.kind, "your_turn_play"))
+
+
+def refusal(model: TableView, option: Choice, exc: IllegalMove) -> Msg | None:
+    if exc.rule == "S-4.2":
+        colour = required_colour(model.view.round.trick) or "?"
+        return Msg("refuse_follow", {"card": model.option_label(option), "colour": colour, "rule": exc.rule})
+    return None

@@ -3,9 +3,18 @@ pool while drafting (logic, T-5.2) and a note for profi rows (T-5.3)."""
 
 from __future__ import annotations
 
-from engine.take6 import BULLHEADS, HAND_SIZE, HIDDEN, ROW_LIMIT, Take6State, row_bullheads
-from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, clicker, flow, hand_with_options, me_mark, text_line
+from typing import Any
+
+from engine.api import IllegalMove
+from engine.take6 import BULLHEADS, HAND_SIZE, HIDDEN, ROW_LIMIT, Pick, Take6State, TakeRow, row_bullheads
+from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, clicker, flow, hand_with_options, me_mark, text_line
+from lanplay.ui.values import Choice, TableView
+
+CARD_MARK = ""
+OWN_GRID_KINDS = frozenset({"take_row"})  # the rows on the table are the options and record their own places
+HIGHEST_FIRST = False  # T-4.2: the fewest bullheads win
+NUMBERS_ARE_CARDS = True  # 6 nimmt! cards are numbers: typing 62 picks card 62
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -16,7 +25,7 @@ def card_look(code: str) -> tuple[str, str]:
     return f"class:bulls{bulls}", code + str(bulls).translate(_SUPERSCRIPT)
 
 
-def header_detail(model: TableModel) -> str:
+def header_detail(model: TableView) -> str:
     view: Take6State = model.view
     parts = []
     if view.round_index >= 0:
@@ -30,7 +39,7 @@ def header_detail(model: TableModel) -> str:
     return " · ".join(parts)
 
 
-def _rows(model: TableModel, width: int) -> Lines:
+def _rows(model: TableView, width: int) -> Lines:
     view: Take6State = model.view
     choosing_row = model.kind == "take_row" and model.question is None
     lines: Lines = []
@@ -56,7 +65,7 @@ def _rows(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def table_area(model: TableModel, width: int) -> Lines:
+def table_area(model: TableView, width: int) -> Lines:
     view: Take6State = model.view
     if view.round_index < 0:
         return []
@@ -99,7 +108,7 @@ def table_area(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def _public_hands(model: TableModel, width: int) -> Lines:
+def _public_hands(model: TableView, width: int) -> Lines:
     """T-5.2: with logic every hand is public knowledge."""
     view: Take6State = model.view
     lines: Lines = [text_line(model.text("hands_public"), "class:label")]
@@ -111,7 +120,7 @@ def _public_hands(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def _results(model: TableModel) -> Lines:
+def _results(model: TableView) -> Lines:
     view: Take6State = model.view
     names = max(6, *(len(model.name(s)) for s in range(view.players)))
     lines: Lines = [text_line(model.text("round_results", round=view.round_index + 1), "class:label")]
@@ -125,7 +134,7 @@ def _results(model: TableModel) -> Lines:
     return lines
 
 
-def scores(model: TableModel, width: int) -> Lines:
+def scores(model: TableView, width: int) -> Lines:
     view: Take6State | None = model.view
     if view is None:
         return []
@@ -142,7 +151,7 @@ def scores(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def hand_area(model: TableModel, width: int) -> Lines:
+def hand_area(model: TableView, width: int) -> Lines:
     view: Take6State | None = model.view
     if view is None or view.round_index < 0:
         return hand_with_options(model, [], width)
@@ -155,3 +164,28 @@ def hand_area(model: TableModel, width: int) -> Lines:
         lines.extend(flow(mine, width - 1, indent=1))
         return lines
     return hand_with_options(model, hand, width)
+
+
+# --- what the player points at ---------------------------------------------------------------------------
+
+
+def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    if moves and isinstance(moves[0], TakeRow):
+        return tuple(Choice("row", str(m.row), (m,)) for m in moves)
+    if moves and isinstance(moves[0], Pick):
+        return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+    return tuple(Choice("card", str(m.card), (m,)) for m in moves)
+
+
+def prompt(model: TableView) -> Msg:
+    kind = model.kind
+    if kind == "take_row":
+        pending = model.view.pending if model.view is not None else ()
+        return Msg("your_turn_take_row", {"card": pending[0][0] if pending else "?"})
+    if kind == "pick":
+        return Msg("your_turn_pick")
+    return Msg("your_turn_choose")
+
+
+def refusal(model: TableView, option: Choice, exc: IllegalMove) -> Msg | None:
+    return None

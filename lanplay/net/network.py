@@ -1,6 +1,6 @@
 """Which network this laptop plays on: its IPv4 interfaces as a person knows them, and the choice.
 
-Every peer pins mDNS and its sockets to one IPv4 address (lanplay.discovery). Which one, in this order:
+Every peer pins mDNS and its sockets to one IPv4 address (lanplay.net.discovery). Which one, in this order:
 
 1. ``--interface ADDRESS`` on the command line;
 2. ``$LANPLAY_INTERFACE`` (how every test and CI run stays on 127.0.0.1);
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import ifaddr
 
-from lanplay.discovery import DEFAULT_INTERFACE, ENV_INTERFACE, InterfaceError, check_interface
-from lanplay.store import SavedNetwork, load_network, save_network
+from lanplay.base.store import SavedNetwork, load_network, save_network
+from lanplay.net.discovery import DEFAULT_INTERFACE, ENV_INTERFACE, InterfaceError, check_interface
 
 LOOPBACK_LABEL = "this laptop only"
 
@@ -111,7 +111,7 @@ def find_saved(saved: SavedNetwork, networks: Sequence[Network]) -> Network | No
 def network_in_use(cli_value: str | None, directory: Path, *, ask: bool = False) -> NetworkInUse | None:
     """The network to play on (order in the module docstring). None only with ``ask``: nothing is
     chosen yet (or the saved network is gone), so the lobby asks. `InterfaceError` for an address not on
-    this laptop; `lanplay.store.StoreError` for an unreadable saved choice."""
+    this laptop; `lanplay.base.store.StoreError` for an unreadable saved choice."""
     env_value = os.environ.get(ENV_INTERFACE, "")
     if cli_value is not None or env_value.strip():
         source = "--interface" if cli_value is not None else ENV_INTERFACE

@@ -8,39 +8,40 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
-import re
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from engine.games import all_games, get_game
+from lanplay.base.store import ResumeFailed, data_dir, remove_finished_journals
+from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument
-from lanplay.describe import bot_lines
-from lanplay.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
-from lanplay.network import network_in_use, toward
-from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
-from lanplay.store import ResumeFailed, data_dir, remove_finished_journals
-from lanplay.tables import (
+from lanplay.cli.options import OptionError, parse_options
+from lanplay.games import option_notes
+from lanplay.net.address import parse_address
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
+from lanplay.net.network import network_in_use, toward
+from lanplay.table.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
+from lanplay.table.tables import (
     RECONNECT_TIMEOUT,
     _bot_peer,
     bot_name,
     host_table,
     join_table,
     load_identity,
+    play_on,
     resume_table,
 )
-from lanplay.text import shown
+from lanplay.ui import screens
+from lanplay.ui.describe import bot_lines, default_player_name, move_text
+from lanplay.ui.i18n import detect_lang
+from lanplay.ui.local_table import bot_delay_from_env
+from lanplay.ui.model import TableModel
 from protocol.table import Event, Exposed, Finished, GameOver, NetworkLost, PeekResult, RoundConfirmed, Stopped
 
 EXIT_INTERRUPTED = 130  # the shell's convention for a command stopped by Ctrl-C
-# A host name as RFC 1123 allows it (letters, digits, hyphens; dot-separated labels).
-_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?")
-
-
 class CommandError(Exception):
     """Bad input on the command line: `lanplay` prints the message as one line and exits 2."""
 
@@ -114,10 +115,6 @@ class TextPlayer:
     """A person at a plain terminal: the legal moves are numbered, they type one."""
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
-        from lanplay.describe import move_text
-        from lanplay.ui import screens
-        from lanplay.ui.model import TableModel
-
         session = runner.session
         assert session is not None
         names = list(session.settings.names)
@@ -129,7 +126,7 @@ class TextPlayer:
             if text:
                 print(text)
         for index, move in enumerate(moves, 1):
-            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move), session.game.id)}")
+            print(f"  {index:2}. {move_text(names, session.game.move_to_json(move), table.words.card_name)}")
         while True:
             line = await _read_line()
             if not line:
@@ -191,7 +188,7 @@ def printer(names: list[str] | None = None) -> Any:
 
 def _setup(args: argparse.Namespace, join_host: str | None = None) -> tuple[Path, str]:
     """The data directory and the address to play on. `InterfaceError` / `StoreError` (one line, exit 2
-    in `lanplay.cli.main`) for an address not on this laptop or an unreadable saved choice. Joining
+    in `lanplay.cli.commands.main`) for an address not on this laptop or an unreadable saved choice. Joining
     `join_host` with no network chosen: the network on the way to it."""
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
@@ -230,9 +227,6 @@ def _on_runner(runner: TableRunner) -> None:
 
 
 def _options(game_id: str, pairs: list[str]) -> dict[str, object]:
-    from lanplay.cli import OptionError, parse_options
-    from lanplay.describe import option_notes
-
     game = get_game(game_id)
     try:
         options = game.options_to_json(game.options_from_json(parse_options(pairs, game_id)))
@@ -259,23 +253,6 @@ def _report(outcome: Outcome) -> int:
         )
         return 4
     return 0
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """HOST:PORT as `lanplay host` prints it: an IPv4 address or a host name, and a port 1–65535.
-    `CommandError` saying which part is wrong."""
-    host, sep, port = text.strip().rpartition(":")
-    if not sep:
-        raise CommandError(f"expected HOST:PORT (e.g. 192.168.1.23:40123), got {text!r}: no port")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise CommandError(f"bad port {port!r} in {text!r}: a port is a number from 1 to 65535")
-    try:
-        return str(ipaddress.IPv4Address(host)), int(port)
-    except ValueError:
-        pass
-    if not host or not _HOST_NAME.fullmatch(host) or host.replace(".", "").isdigit():
-        raise CommandError(f"bad host {host!r} in {text!r}: give the IPv4 address `lanplay host` printed")
-    return host, int(port)
 
 
 async def _resume_or(coroutine_factory: Any, directory: Path, interface: str, player: LocalPlayer, args: Any) -> int:
@@ -346,8 +323,6 @@ def run_host(args: argparse.Namespace) -> int:
 
 def bot_delay(value: float | None) -> float:
     """--delay, else $LANPLAY_BOT_DELAY, else 0 (bots of the command line answer at once)."""
-    from lanplay.ui.local_table import bot_delay_from_env
-
     return max(0.0, value) if value is not None else bot_delay_from_env(0.0)
 
 
@@ -358,9 +333,7 @@ def run_join(args: argparse.Namespace) -> int:
     directory, interface = _setup(args, address[0])
     if not (args.plain or args.bots) and sys.stdin.isatty() and sys.stdout.isatty():
         # The full-screen table, as joining from the lobby: the command the host's screen tells friends to type.
-        from lanplay.describe import default_player_name
-        from lanplay.ui.i18n import detect_lang
-        from lanplay.ui.play import join_net_table
+        from lanplay.ui.play import join_net_table  # here: start-up speed (prompt_toolkit)
 
         logging.getLogger().handlers.clear()  # log lines go to client.log, not over the screen
         try:
@@ -422,8 +395,14 @@ def run_bot(args: argparse.Namespace) -> int:
     address = parse_address(args.join) if args.join else None
     directory, interface = _setup(args, address[0] if address else None)
     player = BotPlayer(args.game, args.kind, bot_delay(args.delay))
+    runners: list[TableRunner] = []
 
-    def start(identity: Any) -> Any:
+    def on_runner(runner: TableRunner) -> None:
+        runner.may_go_on = True  # P-5.7: a bot process always goes on, offering to run a bot in an empty seat
+        runners.append(runner)
+        _on_runner(runner)
+
+    def table(identity: Any) -> Any:
         name = args.name or f"Bot {identity.public.fingerprint[:4]}"
         print(f"{name} runs on this laptop alone: no seat at the table sees its cards", flush=True)
         if args.host:
@@ -431,13 +410,22 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=printer(), on_runner=_on_runner,
+                on_event=printer(), on_runner=on_runner,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
             address=address, game=args.game, table_id=args.table,
             step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout, on_event=printer(),
-            on_runner=_on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
+            on_runner=on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
+
+    async def start(identity: Any) -> Outcome:
+        outcome: Outcome = await table(identity)
+        if runners:
+            outcome = await play_on(
+                runners[-1], outcome, interface=interface, player=player, bot_kind=args.kind or "heuristic",
+                on_event=printer(), on_runner=on_runner,
+            )  # fmt: skip
+        return outcome
 
     return _run(_resume_or(start, directory, interface, player, args))

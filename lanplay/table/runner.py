@@ -32,12 +32,14 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
-from lanplay.lobby import LobbyError, TablePlan
-from lanplay.mesh import Mesh, MeshError
-from lanplay.store import Journal, ResumeFailed, StoreError, journal_path, save_record
-from lanplay.text import shown
-from lanplay.trace import Trace
-from protocol.encoding import JSONObject, check_int, h2b
+from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, save_record
+from lanplay.base.text import shown
+from lanplay.games import make_bot
+from lanplay.net.lobby import LobbyError, TablePlan
+from lanplay.net.mesh import Mesh, MeshError
+from lanplay.table.trace import Trace
+from protocol.continuation import Continuation, Offer, decide, make_offer
+from protocol.encoding import JSONObject, canonical, check_int, decode, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.table import (
@@ -92,6 +94,10 @@ def announced_port_range() -> range:
     return range(max(1024, low - ANNOUNCED_PORTS), max(1024, low))
 
 
+GO_ON_PREFIX = b'{"go-on'  # canonical JSON of an offer or a continuation's signature (`go_on`)
+MAX_GO_ON_BYTES = 64 << 10
+
+
 def free_port(host: str) -> int:
     """A port free right now on `host`, for a mesh that must be announced before it listens.
     Never the same port twice in one process (in-process bot seats ask at the same moment)."""
@@ -133,7 +139,7 @@ class TableRunner:
 
     def __init__(
         self,
-        plan: TablePlan,
+        plan: AnyPlan,
         identity: Identity,
         data_dir: Path,
         player: LocalPlayer,
@@ -171,6 +177,12 @@ class TableRunner:
         self.stops: list[Stopped] = []
         self._waiting_from = 0.0  # wall time since when this seat has been running and linked (a stop waits a patience)
         self._trace = Trace.from_env(self.me)  # timing lines for scripts/bench_net.py ($LANPLAY_TRACE)
+        # P-5.7: whether the mesh stays open after a table that ended early, for `go_on`; and what the
+        # other seats said about going on (offers, and signatures on the continuation, by table id).
+        self.may_go_on = False
+        self._asked_go_on = False  # go_on is asked once: its mesh is closed after
+        self._offers: dict[int, JSONObject] = {}
+        self._go_on_sigs: dict[tuple[str, int], str] = {}
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -192,6 +204,9 @@ class TableRunner:
         return ms, ms / 1000
 
     def _receive(self, seat: int, data: bytes) -> None:
+        if data.startswith(GO_ON_PREFIX):
+            self._go_on_received(seat, data)
+            return
         digest = hashlib.sha256(data).digest()
         holders = self._seen.get(digest)
         if holders is not None:
@@ -426,10 +441,124 @@ class TableRunner:
                 self._decider.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._decider
-            await self.mesh.close(leaving=not self._gave_up)
+            if not self.can_go_on():
+                await self.mesh.close(leaving=not self._gave_up)
             if self._trace is not None:
                 self._trace.close()
         return self._finish()
+
+    # --- going on after a table that ended early (P-5.7) ------------------------------------------------
+    def can_go_on(self) -> bool:
+        """The mesh stays open for `go_on`: the table ended before its game, and this seat is present."""
+        session = self.session
+        return (
+            self.may_go_on
+            and not self._asked_go_on
+            and session is not None
+            and session.finished
+            and not session.complete
+            and not self._gave_up
+            and self.me in session.present()
+            and len(session.present()) < len(self.peer_ids)
+        )
+
+    def _go_on_received(self, seat: int, data: bytes) -> None:
+        """An offer to go on, or a signature on a continuation, from seat `seat` (kept, one each)."""
+        try:
+            raw = decode(data, MAX_GO_ON_BYTES)
+        except ProtocolError:
+            return
+        offer, sig = raw.get("go-on"), raw.get("go-on-sig")
+        if isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
+            self._offers[seat] = offer
+        elif isinstance(sig, dict) and len(raw) == 1 and len(self._go_on_sigs) < 4 * len(self.peer_ids):
+            table, signer, signature = sig.get("table"), sig.get("seat"), sig.get("sig")
+            if isinstance(table, str) and isinstance(signer, int) and isinstance(signature, str):
+                self._go_on_sigs.setdefault((table, signer), signature)
+        self._wake.set()
+
+    async def _until(self, ready: Callable[[], bool]) -> bool:
+        """Wait for `ready`, at most the table's patience (the seats that answer nothing end the game)."""
+        deadline = time.monotonic() + self.settings.patience
+        while not ready():
+            if time.monotonic() > deadline:
+                return False
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TICK):
+                    await self._wake.wait()
+        return True
+
+    async def go_on(
+        self, go: bool, bots: dict[int, tuple[Identity, str, int]] | None = None
+    ) -> Continuation | None:
+        """After `run` ended a table early with this seat present (`may_go_on` set before `run`): send
+        this seat's signed offer (go on or not; `bots`: for each empty seat, a bot this laptop would run
+        there, with where its mesh will listen), wait for every present seat's, and, if all go on,
+        sign the continuation (for this seat and for every bot of `bots` it puts in a seat) and wait
+        for every seat's signature. The verified continuation, or None: the game ends here. The mesh
+        closes either way."""
+        session, mesh = self.session, self.mesh
+        assert session is not None and mesh is not None
+        try:
+            if not self.can_go_on():
+                return None
+            self._asked_go_on = True
+            present = session.present()
+            prior, digest = self.settings.table, session.record_digest()
+            my_key = self.identity.public.hex()
+            keeps = [
+                info.public_key for seat, info in enumerate(self.plan.seats)
+                if seat in present and seat != self.me and info.runs_on == my_key
+            ]  # fmt: skip
+            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {}, keeps)
+            self._offers[self.me] = offer.to_json()
+            mesh.broadcast(canonical({"go-on": offer.to_json()}))
+            keys = [s.public_key for s in self.plan.seats]
+            if not await self._until(lambda: all(s in self._offers for s in present)):
+                log.warning("not every seat said whether to go on within the table's patience: the game ends")
+                return None
+            try:
+                offers: dict[int, Offer] = {s: Offer.from_json(self._offers[s], keys) for s in present}
+            except ProtocolError as exc:
+                log.warning("an offer to go on does not hold (%s): the game ends", exc)
+                return None
+            if any(o.seat != s for s, o in offers.items()):
+                return None
+            plan = decide(
+                prior, digest, self.plan.seats, present, session.summary()["rounds"],  # type: ignore[arg-type]
+                self.plan.game, dict(self.plan.options), self.plan.patience, offers, self.plan.rules,
+            )  # fmt: skip
+            if plan is None:
+                return None
+            try:
+                plan.check()
+            except ProtocolError as exc:
+                log.warning("the continuation does not check (%s): the game ends", exc)
+                return None
+            mine = {self.identity.public.hex(): self.identity}
+            mine.update({bot.public.hex(): bot for bot, _, _ in (bots or {}).values()})
+            for index, info in enumerate(plan.seats):
+                signer = mine.get(info.public_key)
+                if signer is not None and (index == self.me or info.runs_on == self.identity.public.hex()):
+                    signature = plan.sign(signer)
+                    self._go_on_sigs[(plan.table_id, index)] = signature
+                    body = {"table": plan.table_id, "seat": index, "sig": signature}
+                    mesh.broadcast(canonical({"go-on-sig": body}))
+            wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
+            if not await self._until(lambda: all(k in self._go_on_sigs for k in wanted)):
+                log.warning("not every seat signed the continuation within the table's patience: the game ends")
+                return None
+            signed = plan.with_signatures([self._go_on_sigs[k] for k in wanted])
+            try:
+                signed.verify()
+            except ProtocolError as exc:
+                log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
+                return None
+            await self._drain()  # our signature reaches the others before the mesh closes
+            return signed
+        finally:
+            await mesh.close()
 
     def _left_done(self) -> bool:
         """A seat that left has nothing more to do once its leave and secrets are out."""
@@ -595,7 +724,17 @@ def journal_inputs(
     return inputs
 
 
-def _table_record(plan: TablePlan, seat: int) -> JSONObject:
+AnyPlan = TablePlan | Continuation  # what a table is played from: a lobby's plan or a continuation (P-5.7)
+
+
+def plan_from_json(raw: object) -> AnyPlan:
+    """A journal's plan: a lobby's, or a continuation's (it names the table it goes on from, P-5.7)."""
+    if isinstance(raw, dict) and "continues" in raw:
+        return Continuation.from_json(raw)
+    return TablePlan.from_json(raw)
+
+
+def _table_record(plan: AnyPlan, seat: int) -> JSONObject:
     """A journal's first line (its seed aside): which table and seat, and the protocol spoken."""
     return {"t": "table", "plan": plan.to_json(), "seat": seat, "protocol": PROTOCOL_VERSION}
 
@@ -605,7 +744,7 @@ def _other_version(first: JSONObject) -> str:
     return f"it was written by table protocol version {shown(str(found))[:20]}; this lanplay speaks {PROTOCOL_VERSION}"
 
 
-def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
+def unfinished_journal(data_dir: Path) -> tuple[AnyPlan, Path] | None:
     """The table this installation was playing when it stopped, if its game has not ended. A journal
     that cannot be resumed is set aside with a warning, so it is not offered again (P-6.3)."""
     folder = data_dir / "journals"
@@ -622,7 +761,7 @@ def unfinished_journal(data_dir: Path) -> tuple[TablePlan, Path] | None:
             if first.get("protocol") != PROTOCOL_VERSION:
                 raise ResumeFailed(path, _other_version(first))
             try:
-                plan = TablePlan.from_json(first["plan"])
+                plan = plan_from_json(first["plan"])
                 plan.verify()
                 seat = check_int(first.get("seat"), "seat", "P-5.6", 0, len(plan.seats) - 1)
             except ProtocolError as exc:
@@ -645,8 +784,6 @@ class BotPlayer:
     """A bot at this seat: it sees only the session's view of its own seat."""
 
     def __init__(self, game_id: str, kind: str = "heuristic", delay: float = 0.0, seed: int | None = None) -> None:
-        from lanplay.bots import make_bot
-
         self.bot = make_bot(game_id, kind, seed)
         self.delay = delay
 

@@ -61,7 +61,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.http11 import Request, Response
 
-from lanplay.text import shown
+from lanplay.base.text import shown
 from protocol.commitment import Commitment, Opening, verify_opening
 from protocol.encoding import JSONObject, canonical, decode
 from protocol.errors import ProtocolError

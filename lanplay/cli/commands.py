@@ -13,14 +13,24 @@ from pathlib import Path
 from engine.api import RuleError
 from engine.games import all_games, get_game
 from engine.record import GameRecord, RecordFault, load_record_text, parse_record, replay_text
+from lanplay.base.store import StoreError, data_dir, load_or_create_identity, set_aside_journals
+from lanplay.base.text import shown
 from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
+from lanplay.cli.local import play_local
+from lanplay.cli.netcli import CommandError, add_network_commands
+from lanplay.cli.options import OptionError, parse_options
+from lanplay.games import BUNDLES, option_keys_text, option_notes, options_help, replay_lines
+from lanplay.net.address import AddressError
+from lanplay.net.discovery import DiscoveryError
+from lanplay.net.network import network_in_use
+from lanplay.table.runner import unfinished_journal
+from lanplay.ui.describe import default_player_name, fault_text
+from lanplay.ui.i18n import detect_lang, t
+from protocol.errors import ProtocolError
+from protocol.table.verify import check_end, check_record
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from lanplay.discovery import DiscoveryError
-    from lanplay.netcli import CommandError
-    from lanplay.store import StoreError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     for top, own in (("top_name", "name"), ("top_lang", "lang")):
@@ -28,12 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(args, own, getattr(args, top))
     try:
         if args.command is None:  # `lanplay` alone: the lobby
-            from lanplay.ui.lobby_screen import lobby_command
+            from lanplay.ui.lobby_screen import lobby_command  # here: start-up speed (prompt_toolkit)
 
             return lobby_command(args.top_name, args.top_lang, None)
         apply_budget_argument(getattr(args, "bot_budget", None))
         result: int = args.run(args)
-    except (CommandError, DiscoveryError, StoreError) as exc:
+    except (AddressError, CommandError, DiscoveryError, StoreError) as exc:
         # Bad input (an address not on this laptop, a bad port, an unreadable file): one line, exit 2.
         print(f"lanplay: {exc}", file=sys.stderr)
         return 2
@@ -84,13 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     lobby.set_defaults(run=run_lobby)
 
     # --- `lanplay play` (its options, their help and their checks live together here and in run_play)
-    from lanplay.describe import options_help
 
     play = sub.add_parser(
         "play", help="play on this laptop against bots", description="Play a game on this laptop against bots.",
         epilog=options_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    play.add_argument("--game", choices=sorted(all_games()), default="sixth-sense",
+    play.add_argument("--game", choices=sorted(all_games()), default=BUNDLES[0].id,
                       help="the game to play (default: sixth-sense)")
     play.add_argument("--bots", type=int, default=3, help="how many bots join you (default: 3)")
     play.add_argument("--name", default=None, help="your name at the table (default: your login name)")
@@ -116,7 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--lang", choices=["en", "nl"], help="language of the table (default: from the locale)")
     play.set_defaults(run=run_play)
 
-    from lanplay.netcli import add_network_commands
 
     add_network_commands(sub)
     return parser
@@ -138,7 +146,6 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from lanplay.describe import replay_lines
 
     try:
         text = args.file.read_text(encoding="utf-8")
@@ -162,11 +169,6 @@ def run_replay(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """One line per proof: who did what, by which rule (P-5.4); exit 2 if any proof shows nothing."""
-    from engine.record import load_record_text
-    from lanplay.text import shown
-    from protocol.errors import ProtocolError
-    from protocol.table.verify import check_end, check_record
-
     try:
         raw = load_record_text(args.file.read_text(encoding="utf-8"))
         names, results = check_record(raw)
@@ -193,7 +195,6 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
     """`--json`: the spec's error object (0-based indexes); else the replay's own words (Round 1, Bot 1)."""
-    from lanplay.describe import fault_text
 
     if as_json:
         print(json.dumps(fault.to_json()))
@@ -205,34 +206,7 @@ def _report_fault(fault: RecordFault, as_json: bool, text: str = "") -> int:
     return 2
 
 
-class OptionError(ValueError):
-    """A `--option` that is not KEY=VALUE or names no option of the game."""
-
-
-def parse_options(pairs: Sequence[str], game_id: str | None = None) -> dict[str, object]:
-    """`KEY=VALUE` pairs; VALUE is JSON where it parses (true, 20), else a string. With `game_id`, every
-    key must be one of that game's options."""
-    from lanplay.describe import option_keys_text, valid_option_keys
-
-    options: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            hint = f"; for {game_id}: {option_keys_text(game_id)}" if game_id else ""
-            raise OptionError(f"--option wants KEY=VALUE, e.g. {key or 'target'}=true, not {pair!r}{hint}")
-        if game_id is not None and key not in valid_option_keys(game_id):
-            raise OptionError(f"{game_id} has no option {key!r}; its options: {option_keys_text(game_id)}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
-
-
 def run_play(args: argparse.Namespace) -> int:
-    from lanplay.describe import default_player_name, option_keys_text
-    from lanplay.local import play_local
-
     game = get_game(args.game)
     players = 1 + args.bots
     if not game.min_players <= players <= game.max_players:
@@ -251,8 +225,6 @@ def run_play(args: argparse.Namespace) -> int:
         print(f"lanplay play: bad option: {exc.message} (options of {game.id}: {option_keys_text(game.id)})",
               file=sys.stderr)
         return 2
-    from lanplay.describe import option_notes
-
     for note in option_notes(game.id, game.options_to_json(options)):
         print(f"lanplay play: note: {note}", file=sys.stderr)
     if not (sys.stdin.isatty() and sys.stdout.isatty()) and not args.plain:
@@ -261,11 +233,10 @@ def run_play(args: argparse.Namespace) -> int:
         return 2
     args.name = args.name or default_player_name()
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
-    from lanplay.ui.i18n import detect_lang, t
 
     if not args.plain:
-        from lanplay.ui.app import play_local_table
-        from lanplay.ui.play import play_net_table
+        from lanplay.ui.app import play_local_table  # here: start-up speed (prompt_toolkit)
+        from lanplay.ui.play import play_net_table  # here: start-up speed (prompt_toolkit)
 
         if args.offline:
             return play_local_table(
@@ -287,10 +258,6 @@ def run_play(args: argparse.Namespace) -> int:
 
 
 def run_where(args: argparse.Namespace) -> int:
-    from lanplay.network import network_in_use
-    from lanplay.runner import unfinished_journal
-    from lanplay.store import data_dir, load_or_create_identity, set_aside_journals
-
     directory = data_dir()
     identity = load_or_create_identity(directory)
     network = network_in_use(args.interface, directory, ask=True)  # a bad choice is one line, before the rest
@@ -315,7 +282,7 @@ def run_where(args: argparse.Namespace) -> int:
 
 
 def run_lobby(args: argparse.Namespace) -> int:
-    from lanplay.ui.lobby_screen import lobby_command
+    from lanplay.ui.lobby_screen import lobby_command  # here: start-up speed (prompt_toolkit)
 
     return lobby_command(args.name, args.lang, args.interface)
 

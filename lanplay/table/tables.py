@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from websockets.exceptions import WebSocketException
 
-from lanplay.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.lobby import (
+from lanplay.base.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
+from lanplay.net.lobby import (
     LobbyError,
     LobbyHost,
     SeatBarred,
     SeatInfo,
     TableFull,
-    TablePlan,
     fetch_table_info,
     join_lobby,
 )
-from lanplay.runner import BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
-from lanplay.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.table.runner import AnyPlan, BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_vouch
@@ -34,7 +34,7 @@ RECONNECT_TIMEOUT = 120.0  # how long a seat whose link dropped is waited for (T
 
 
 def _runner(
-    plan: TablePlan,
+    plan: AnyPlan,
     identity: Identity,
     data_dir: Path,
     player: LocalPlayer,
@@ -72,9 +72,12 @@ async def host_table(
     on_runner: Callable[[TableRunner], None] | None = None,
     on_lobby: Callable[[LobbyHost, int], None] | None = None,
     bot_kind: str = "heuristic",
+    go: Callable[[TableRunner], Awaitable[bool]] | None = None,
 ) -> Outcome:
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
-    over loopback like anyone else, wait for the other seats, then play."""
+    over loopback like anyone else, wait for the other seats, then play. `go`: if the table ends early
+    with a seat gone, ask this laptop's person whether to go on with a bot there (P-5.7, `play_on`);
+    the bot peers go on with it. None: the game ends there."""
     mesh_port = free_port(interface)
     host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
     lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
@@ -117,6 +120,7 @@ async def host_table(
                 reconnect_timeout,
                 bot_kind,
                 laptop=identity,
+                go_on=go is not None,
             )
         )
         for i in range(1, bots + 1)
@@ -138,9 +142,17 @@ async def host_table(
             await advertiser.stop()
     await lobby.close()
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
+    if go is not None:
+        runner.may_go_on = True
     try:
         outcome = await runner.run()
-        await asyncio.gather(*bot_tasks, return_exceptions=True)
+        if go is not None and runner.can_go_on():
+            outcome = await play_on(
+                runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=bot_delay, go=go,
+                on_event=on_event, on_runner=on_runner,
+            )  # fmt: skip
+        if not outcome.left:  # a person who leaves takes this laptop's bots along
+            await asyncio.gather(*bot_tasks, return_exceptions=True)
     finally:
         for bot in bot_tasks:
             bot.cancel()  # no-op after the game; when the host leaves early, its bot peers leave with it
@@ -162,6 +174,7 @@ async def _bot_peer(
     *,
     laptop: Identity | None = None,
     lobby_host: str | None = None,
+    go_on: bool = False,
 ) -> Outcome:
     """An in-process bot seat with an identity of its own: it speaks the real protocol. Its key is kept
     in `data_dir/bots/<fingerprint>/` beside its journal, so a crash of this process loses no game
@@ -179,10 +192,15 @@ async def _bot_peer(
         identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
         vouch=vouch,
     )
-    runner = TableRunner(
-        plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=delay), interface,
-    )  # fmt: skip
-    return await runner.run()
+    player = BotPlayer(plan.game, bot_kind, delay=delay)
+    runner = TableRunner(plan, identity, bot_dir, player, interface)
+    runner.may_go_on = go_on  # P-5.7: with its laptop's person, whose laptop offers to run the new bots
+    outcome = await runner.run()
+    if runner.can_go_on():
+        outcome = await play_on(
+            runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=delay, host_bots=False
+        )
+    return outcome
 
 
 def bot_name(number: int, host_name: str) -> str:
@@ -311,7 +329,7 @@ async def resume_table(
     return outcome
 
 
-def local_bot_dirs(data_dir: Path, plan: TablePlan) -> list[Path]:
+def local_bot_dirs(data_dir: Path, plan: AnyPlan) -> list[Path]:
     """The data directories of the bot seats of `plan` that this laptop runs (their keys are kept there)."""
     folder = data_dir / BOTS_DIR
     if not folder.is_dir():
@@ -321,7 +339,7 @@ def local_bot_dirs(data_dir: Path, plan: TablePlan) -> list[Path]:
 
 
 async def _resume_bot(
-    bot_dir: Path, plan: TablePlan, interface: str, step_timeout: float, reconnect_timeout: float, delay: float
+    bot_dir: Path, plan: AnyPlan, interface: str, step_timeout: float, reconnect_timeout: float, delay: float
 ) -> Outcome | None:
     try:
         identity = load_or_create_identity(bot_dir)
@@ -343,3 +361,67 @@ async def _resume_bot(
 
 def load_identity(data_dir: Path) -> Identity:
     return load_or_create_identity(data_dir)
+
+
+async def play_on(
+    runner: TableRunner,
+    outcome: Outcome,
+    *,
+    interface: str,
+    player: LocalPlayer,
+    bot_kind: str = "heuristic",
+    bot_delay: float = 0.0,
+    go: Callable[[TableRunner], Awaitable[bool]] | None = None,
+    host_bots: bool = True,
+    on_event: Callable[[Event], None] | None = None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+) -> Outcome:
+    """P-5.7: while the table ends early with this seat present, go on with the seats still present
+    (`go` asks this seat's person; None: always go on), a bot in each empty seat (`host_bots`: this
+    laptop offers to run them; the lowest seat that offers does), scores carried, until a table ends
+    with the game or the seats choose to end it. `runner` has played its table (`may_go_on` set before);
+    returns the last table's outcome at this seat."""
+    runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
+    while runner.can_go_on():
+        choice = True if go is None else await go(runner)
+        bots: dict[int, tuple[Identity, str, int]] = {}
+        if choice and host_bots:
+            session = runner.session
+            assert session is not None
+            present = session.present()
+            for seat in range(len(runner.plan.seats)):
+                if seat not in present:
+                    bots[seat] = (Identity.generate(), interface, free_port(interface))
+        answers = await asyncio.gather(
+            runner.go_on(choice, bots),
+            *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
+            return_exceptions=True,
+        )
+        plan = answers[0]
+        if not isinstance(plan, Continuation):
+            break
+        keys = {info.public_key for info in plan.seats}
+        identities = {runner.identity.public.hex(): (runner.identity, runner.data_dir)}
+        for bot in runners[1:]:
+            identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
+        for identity, _, _ in bots.values():
+            if identity.public.hex() in keys:
+                bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
+                save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
+                identities[identity.public.hex()] = (identity, bot_dir)
+        runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
+        runner.may_go_on = True
+        if on_runner is not None:
+            on_runner(runner)
+        runners = [runner]
+        for info in plan.seats:
+            if info.public_key in identities and info.public_key != runner.identity.public.hex():
+                identity, bot_dir = identities[info.public_key]
+                bot = TableRunner(plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=bot_delay), interface)
+                bot.may_go_on = True
+                runners.append(bot)
+        outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
+        if isinstance(outcomes[0], BaseException):
+            raise outcomes[0]
+        outcome = outcomes[0]
+    return outcome

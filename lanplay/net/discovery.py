@@ -35,7 +35,7 @@ from typing import Self
 from zeroconf import IPVersion, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from lanplay.aio import cancel_and_wait
+from lanplay.base.aio import cancel_and_wait
 from protocol.encoding import TABLE_ID_MAX_BYTES, TABLE_ID_MIN_BYTES
 
 log = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ gone; the session layer above journals, resends and deduplicates signed messages
 Each peer simply calls `Mesh.connect` for every other peer; the ordering rule decides who dials.
 
 Anything a link refuses (bad signature, a stranger, another table, a dial from the higher peer, text
-frames, oversize or undecryptable frames, malformed plaintext) is logged on the ``lanplay.mesh`` logger
+frames, oversize or undecryptable frames, malformed plaintext) is logged on the ``lanplay.net.mesh`` logger
 and closes that link only: it never reaches ``on_message`` and never disturbs other links.
 
 Browser pages must not reach the mesh (a web page can open WebSockets to any address): a request with
@@ -71,7 +71,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
-from lanplay.aio import cancel_and_wait
+from lanplay.base.aio import cancel_and_wait
 from protocol.encoding import check_table_id
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, fingerprint_of

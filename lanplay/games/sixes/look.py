@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from engine.sixes import RANK_OF, RANKS, SUITS, SixesState
-from lanplay.ui.model import TableModel
-from lanplay.ui.screens import Line, Lines, hand_with_options, me_mark, text_line
+from typing import Any
+
+from engine.api import IllegalMove
+from engine.sixes import RANK_OF, RANKS, SUITS, Pass, Play, SixesState
+from lanplay.ui.i18n import Msg
+from lanplay.ui.lines import Line, Lines, hand_with_options, me_mark, text_line
+from lanplay.ui.values import Choice, TableView
+
+CARD_MARK = "▸"  # a card that may be played now
+OWN_GRID_KINDS: frozenset[str] = frozenset()
+HIGHEST_FIRST = True
+NUMBERS_ARE_CARDS = False
 
 
 def card_look(code: str) -> tuple[str, str]:
     return f"class:suit.{code[0].lower()}", code
 
 
-def header_detail(model: TableModel) -> str:
+def header_detail(model: TableView) -> str:
     view: SixesState = model.view
     parts = []
     if view.rounds_started:
@@ -21,7 +30,7 @@ def header_detail(model: TableModel) -> str:
     return " · ".join(parts)
 
 
-def table_area(model: TableModel, width: int) -> Lines:
+def table_area(model: TableView, width: int) -> Lines:
     view: SixesState = model.view
     r = view.round
     lines: Lines = [text_line(" " * 8 + "".join(f" {rank}" for rank in RANKS), "class:disabled")]
@@ -49,7 +58,7 @@ def table_area(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def scores(model: TableModel, width: int) -> Lines:
+def scores(model: TableView, width: int) -> Lines:
     view: SixesState | None = model.view
     if view is None:
         return []
@@ -67,7 +76,7 @@ def scores(model: TableModel, width: int) -> Lines:
     return lines
 
 
-def hand_area(model: TableModel, width: int) -> Lines:
+def hand_area(model: TableView, width: int) -> Lines:
     view: SixesState | None = model.view
     r = view.round if view is not None else None
     hand = list(r.hands[model.my_seat] or ()) if r is not None else []
@@ -75,3 +84,28 @@ def hand_area(model: TableModel, width: int) -> Lines:
     if r is not None and model.moves and model.kind != "continue":
         lines[0] = [*lines[0], ("class:disabled", "   " + model.text("playable_mark"))]
     return lines
+
+
+# --- what the player points at ---------------------------------------------------------------------------
+
+
+def choices(view: Any, seat: int, moves: tuple[Any, ...]) -> tuple[Choice, ...]:
+    hand = view.round.hands[seat] if view is not None and view.round is not None else None
+    plays = {m.card: m for m in moves if isinstance(m, Play)}
+    out = [Choice("card", card, (plays[card],) if card in plays else (), Play(seat, card)) for card in hand or ()]
+    out.extend(Choice("button", "pass_button", (m,)) for m in moves if isinstance(m, Pass))
+    return tuple(out)
+
+
+def prompt(model: TableView) -> Msg:
+    if all(not c.enabled for c in model.choices if c.kind == "card"):
+        return Msg("your_turn_pass")
+    return Msg("your_turn_play_sixes")
+
+
+def refusal(model: TableView, option: Choice, exc: IllegalMove) -> Msg | None:
+    if exc.rule == "X-2.3":
+        return Msg("refuse_no_fit", {"card": option.code, "rule": exc.rule})
+    if exc.rule == "X-2.2":
+        return Msg("refuse_open_o6", {"card": option.code, "rule": exc.rule})
+    return None

@@ -1,9 +1,9 @@
 """A plain-text game on one laptop against bots (no network): `lanplay play --plain`.
 
 It shows what the full-screen table shows, as lines of text: the same `TableModel`, fed by the same
-narration (lanplay/ui/local_table.py), drawn by the same screen functions without colours. Moves are
-typed as numbers, by the rule the footer of the full screen states (6 nimmt!: the card's number;
-otherwise the n-th choice). It works on any terminal, in scripts and in tests.
+narration (each game's words, through lanplay/ui/local_table.py), drawn by the same screen functions
+without colours. Moves are typed as numbers, by the rule the footer of the full screen states (6 nimmt!:
+the card's number; otherwise the n-th choice). It works on any terminal, in scripts and in tests.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any, TextIO
 from engine.api import Game, IllegalMove
 from engine.playout import shuffled_deal
 from engine.record import GameRecord, record_from_moves
-from lanplay.bots import Bot, make_bot
+from lanplay.bots import Bot
+from lanplay.games import make_bot
 from lanplay.ui import screens
 from lanplay.ui.i18n import rules_summary
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events

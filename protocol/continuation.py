@@ -1,0 +1,337 @@
+"""A table that outlives a seat (P-5.7): the plan of the table that goes on from one that ended early.
+
+When a table ends before its game does (a leave, a stop, an exposure), the seats still present may go
+on: a new table, with a new table id, that names the table it goes on from and the record digest every
+present seat signed there (P-5.8), carries that record's confirmed rounds (so the scores carry over),
+keeps the seat order, and puts a bot in each seat that is no longer present. A bot's seat names the
+laptop that runs it, which signs that it does (`protocol.plan.bot_vouch`): that laptop sees its cards,
+and every screen and the record say so.
+
+How the seats agree, with no host: each present seat sends one signed `Offer` (go on or end; and, for
+each seat to fill, a bot it would run: the bot's key, where its mesh listens, the vouch). Once every
+present seat's offer is in, `decide` gives the same answer at every seat: the game ends if anyone chose
+to end or nobody offered to run a bot for some seat; else the `Continuation` with each bot run by the
+lowest seat that offered one. Every seat of it then signs it (a bot's seat by the laptop that runs it,
+with the bot's key), and it is played once `verify` holds: the carried rounds are the ones the digest
+signed, every field checks as a lobby's plan does (`check_table`), and every seat signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from engine.api import RuleError
+from engine.games import get_game
+from engine.record import BotSeat, RoundRecord
+from protocol.encoding import JSONObject, canonical, check_table_id, h2b, sha256_hex
+from protocol.errors import ProtocolError
+from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
+from protocol.plan import MAX_NAME_CHARS, PlanError, SeatInfo, bot_seats, bot_vouch, check_patience, check_table
+from protocol.table.messages import is_digest
+from protocol.table.values import TableSettings
+from protocol.table.verify import Plan, round_start
+from protocol.version import RULES_DIGEST
+
+RULE = "P-5.7"
+CONTINUE_DOMAIN = b"lanplay/continuation/v1\x00"
+OFFER_DOMAIN = b"lanplay/continue-offer/v1\x00"
+MAX_CARRIED_ROUNDS = 1000
+
+
+def end_digest(prior: str, rounds: Sequence[JSONObject], complete: bool = False) -> str:
+    """The record digest the seats of table `prior` sign at its end (P-5.8; `TableSession.summary`)."""
+    return sha256_hex(canonical({"table": prior, "rounds": list(rounds), "complete": complete}))
+
+
+def _rounds(raw: object) -> tuple[RoundRecord, ...]:
+    if not isinstance(raw, list) or len(raw) > MAX_CARRIED_ROUNDS:
+        raise PlanError(RULE, "a continuation carries a list of confirmed rounds")
+    out: list[RoundRecord] = []
+    for item in raw:
+        if not isinstance(item, dict) or set(item) != {"deal", "moves"}:
+            raise PlanError(RULE, "a carried round is an object with 'deal' and 'moves'")
+        deal, moves = item["deal"], item["moves"]
+        if not isinstance(deal, dict) or not isinstance(moves, list) or not all(isinstance(m, dict) for m in moves):
+            raise PlanError(RULE, "a carried round's deal is an object and its moves a list of objects")
+        out.append(RoundRecord(deal, tuple(moves)))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """The signed plan of a table that goes on from table `prior` (P-5.7). Played as a `TablePlan` is:
+    `seats`, `table_id`, `settings()`, `verify()`, `to_json()`."""
+
+    prior: str  # the table id it goes on from
+    digest: str  # the record digest every present seat of `prior` signed (P-5.8)
+    game: str
+    options: JSONObject
+    seats: tuple[SeatInfo, ...]  # the seat order of `prior`, a bot in each seat no longer present
+    rounds: tuple[JSONObject, ...]  # the confirmed rounds of `prior`, carried (scores go on from them)
+    signatures: tuple[str, ...] = ()
+    rules: str = RULES_DIGEST
+    patience: int = 120
+
+    def unsigned_json(self) -> JSONObject:
+        return {
+            "continues": {"table": self.prior, "digest": self.digest},
+            "game": self.game,
+            "options": self.options,
+            "patience": self.patience,
+            "seats": [s.to_json() for s in self.seats],
+            "rounds": list(self.rounds),
+            "rules": self.rules,
+        }
+
+    def to_json(self) -> JSONObject:
+        return {**self.unsigned_json(), "signatures": list(self.signatures)}
+
+    @staticmethod
+    def from_json(raw: object) -> Continuation:
+        """Parse (shape only: `verify` checks the rest)."""
+        if not isinstance(raw, dict):
+            raise PlanError(RULE, "a continuation is an object")
+        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures"}
+        if set(raw) - known or "continues" not in raw:
+            raise PlanError(RULE, "a continuation has exactly the fields of its kind")
+        continues = raw["continues"]
+        if not isinstance(continues, dict) or set(continues) != {"table", "digest"}:
+            raise PlanError(RULE, "a continuation names the table and the record digest it goes on from")
+        prior, digest = continues["table"], continues["digest"]
+        try:
+            check_table_id(prior, "continues.table")
+        except ProtocolError:
+            raise PlanError(RULE, "a continuation names the table it goes on from by its id") from None
+        if not is_digest(digest):
+            raise PlanError(RULE, "a continuation names the record digest it goes on from")
+        game, options, rules = raw.get("game"), raw.get("options"), raw.get("rules")
+        if not isinstance(game, str) or not isinstance(options, dict) or not isinstance(rules, str):
+            raise PlanError(RULE, "a continuation names its game, options and rules")
+        seats_raw = raw.get("seats")
+        if not isinstance(seats_raw, list) or not 1 <= len(seats_raw) <= 16:
+            raise PlanError(RULE, "a continuation's seats are a list")
+        seats = tuple(SeatInfo.from_json(s) for s in seats_raw)
+        rounds = raw.get("rounds")
+        _rounds(rounds)
+        assert isinstance(rounds, list)
+        signatures = raw.get("signatures", [])
+        if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
+            raise PlanError(RULE, "a continuation's signatures are hex strings")
+        return Continuation(
+            str(prior), str(digest), game, options, seats, tuple(rounds), tuple(signatures), rules,
+            check_patience(raw.get("patience")),
+        )  # fmt: skip
+
+    @property
+    def table_id(self) -> str:
+        return hashlib.sha256(canonical(self.unsigned_json())).hexdigest()[:32]
+
+    def statement(self) -> bytes:
+        whole = hashlib.sha256(canonical(self.unsigned_json())).digest()
+        return CONTINUE_DOMAIN + self.table_id.encode("ascii") + whole
+
+    def sign(self, identity: Identity) -> str:
+        if identity.public.hex() not in {s.public_key for s in self.seats}:
+            raise PlanError(RULE, "only a seat of the continuation signs it")
+        return identity.sign(self.statement()).hex()
+
+    def check_signature(self, seat: int, signature: object) -> None:
+        if not isinstance(signature, str):
+            raise PlanError(RULE, f"seat {seat}'s signature on the continuation is missing")
+        try:
+            PublicIdentity.from_hex(self.seats[seat].public_key).verify(
+                h2b(signature, SIGNATURE_BYTES, "signature"), self.statement()
+            )
+        except ProtocolError:
+            raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this continuation") from None
+
+    def with_signatures(self, signatures: Sequence[str]) -> Continuation:
+        return Continuation(
+            self.prior, self.digest, self.game, self.options, self.seats, self.rounds, tuple(signatures),
+            self.rules, self.patience,
+        )  # fmt: skip
+
+    def check(self) -> None:
+        """Every field a seat checks before it signs: the fields as a lobby's plan (`check_table`, bots
+        vouched for by their laptops for this continuation), and the carried rounds the very ones the
+        digest signed, which the engine replays."""
+        check_table(self.prior, self.game, self.options, self.seats, self.rules)
+        if end_digest(self.prior, self.rounds) != self.digest:
+            raise PlanError(RULE, "the carried rounds are not the ones the record digest signed")
+        game = get_game(self.game)
+        keys = tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats)
+        try:
+            plan = Plan(self.table_id, game, game.options_from_json(self.options), keys)
+            round_start(plan, _rounds(list(self.rounds)))
+        except (RuleError, ProtocolError, ValueError, KeyError, TypeError) as exc:
+            raise PlanError(RULE, f"the carried rounds do not replay: {exc}") from None
+
+    def verify(self) -> None:
+        """`check`, and every seat signed this very continuation."""
+        self.check()
+        if len(self.signatures) != len(self.seats):
+            raise PlanError(
+                RULE, f"the continuation carries {len(self.signatures)} signatures for {len(self.seats)} seats"
+            )
+        for seat, signature in enumerate(self.signatures):
+            self.check_signature(seat, signature)
+
+    def settings(self) -> TableSettings:
+        return TableSettings(
+            table=self.table_id,
+            game=self.game,
+            options=dict(self.options),
+            seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
+            names=tuple(s.name for s in self.seats),
+            patience=float(self.patience),
+            bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(self.seats)),
+            carried=tuple(self.rounds),
+            continues=(self.prior, self.digest),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BotOffer:
+    """A bot a laptop would run in an empty seat: its key, where its mesh listens, the laptop's vouch."""
+
+    key: str
+    address: str
+    port: int
+    vouch: str
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One present seat's answer to "go on?" after table `prior` ended early (P-5.7), signed by it."""
+
+    prior: str
+    digest: str
+    seat: int
+    go: bool
+    bots: Mapping[int, BotOffer]  # seat to fill -> the bot this seat's laptop would run there
+    sig: str = ""
+    # The bots this seat's laptop runs already and goes on running: bot key -> its vouch for the continuation.
+    keeps: Mapping[str, str] = field(default_factory=dict)
+
+    def body(self) -> JSONObject:
+        return {
+            "prior": self.prior,
+            "digest": self.digest,
+            "seat": self.seat,
+            "go": self.go,
+            "bots": {
+                str(seat): {"key": b.key, "mesh": [b.address, b.port], "vouch": b.vouch}
+                for seat, b in sorted(self.bots.items())
+            },
+            "keeps": dict(sorted(self.keeps.items())),
+        }
+
+    def to_json(self) -> JSONObject:
+        return {**self.body(), "sig": self.sig}
+
+    def signed(self, identity: Identity) -> Offer:
+        sig = identity.sign(OFFER_DOMAIN + canonical(self.body())).hex()
+        return Offer(self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps)
+
+    @staticmethod
+    def from_json(raw: object, keys: Sequence[str]) -> Offer:
+        """Parse and check the signature against seat `seat`'s key in `keys` (the prior plan's)."""
+        if not isinstance(raw, dict) or set(raw) != {"prior", "digest", "seat", "go", "bots", "sig", "keeps"}:
+            raise PlanError(RULE, "an offer to go on has exactly its fields")
+        keeps = raw["keeps"]
+        if not isinstance(keeps, dict) or not all(isinstance(v, str) for v in keeps.values()):
+            raise PlanError(RULE, "an offer's kept bots are keys with their vouches")
+        seat, go, bots_raw, sig = raw["seat"], raw["go"], raw["bots"], raw["sig"]
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < len(keys):
+            raise PlanError(RULE, "an offer to go on names its seat")
+        if not isinstance(go, bool) or not isinstance(bots_raw, dict) or not isinstance(sig, str):
+            raise PlanError(RULE, "an offer to go on says go or not, its bots and its signature")
+        if not isinstance(raw["prior"], str) or not is_digest(raw["digest"]):
+            raise PlanError(RULE, "an offer to go on names the table and the digest it goes on from")
+        bots: dict[int, BotOffer] = {}
+        for key, value in bots_raw.items():
+            if not key.isdigit() or not 0 <= int(key) < len(keys) or not isinstance(value, dict):
+                raise PlanError(RULE, "an offered bot names the seat it fills")
+            mesh = value.get("mesh")
+            bot_key, vouch = value.get("key"), value.get("vouch")
+            if (
+                not isinstance(bot_key, str)
+                or not isinstance(vouch, str)
+                or not isinstance(mesh, list)
+                or len(mesh) != 2
+                or not isinstance(mesh[0], str)
+                or not isinstance(mesh[1], int)
+            ):
+                raise PlanError(RULE, "an offered bot has a key, a mesh address and its laptop's vouch")
+            bots[int(key)] = BotOffer(bot_key, mesh[0], mesh[1], vouch)
+        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps))
+        try:
+            signed = OFFER_DOMAIN + canonical(offer.body())
+            PublicIdentity.from_hex(keys[seat]).verify(h2b(sig, SIGNATURE_BYTES, "sig"), signed)
+        except ProtocolError:
+            raise PlanError(RULE, f"an offer to go on that seat {seat} did not sign") from None
+        return offer
+
+
+def make_offer(
+    prior: str,
+    digest: str,
+    seat: int,
+    go: bool,
+    laptop: Identity,
+    bots: Mapping[int, tuple[Identity, str, int]],
+    keeps: Sequence[str] = (),
+) -> Offer:
+    """This seat's signed offer: `bots` maps each seat this laptop would fill to (the bot's identity,
+    the address and port its mesh will listen on); `keeps`, the keys of the bots it runs already at the
+    table, which go on with it. Each is vouched for by `laptop` for this continuation."""
+    offered = {
+        seat_: BotOffer(bot.public.hex(), address, port, bot_vouch(laptop, prior, bot.public.hex()))
+        for seat_, (bot, address, port) in bots.items()
+    }
+    kept = {key: bot_vouch(laptop, prior, key) for key in keeps}
+    return Offer(prior, digest, seat, go, offered, "", kept).signed(laptop)
+
+
+def decide(
+    prior: str,
+    digest: str,
+    seats: Sequence[SeatInfo],
+    present: Sequence[int],
+    rounds: Sequence[JSONObject],
+    game: str,
+    options: JSONObject,
+    patience: int,
+    offers: Mapping[int, Offer],
+    rules: str = RULES_DIGEST,
+) -> Continuation | None:
+    """The same answer at every seat once every present seat's offer is in: None (the game ends here)
+    if one chose to end or some seat to fill has no bot offered; else the unsigned continuation, each
+    empty seat filled by the bot of the lowest present seat that offered one (its name says whose)."""
+    if any(offers.get(s) is None for s in present):
+        raise PlanError(RULE, "not every present seat has answered")
+    if not all(offers[s].go and offers[s].prior == prior and offers[s].digest == digest for s in present):
+        return None
+    new_seats: list[SeatInfo] = []
+    keys = [info.public_key for info in seats]
+    for index, info in enumerate(seats):
+        if index in present:
+            if info.runs_on is not None and info.runs_on != info.public_key:
+                # A bot on a seat's laptop goes on only with that laptop's word for this continuation.
+                host = keys.index(info.runs_on) if info.runs_on in keys else None
+                vouch = offers[host].keeps.get(info.public_key) if host in offers and host is not None else None
+                if vouch is None:
+                    return None
+                info = SeatInfo(info.name, info.public_key, info.address, info.port, info.runs_on, vouch)
+            new_seats.append(info)
+            continue
+        hosts = [s for s in sorted(present) if index in offers[s].bots]
+        if not hosts:
+            return None
+        host = hosts[0]
+        bot = offers[host].bots[index]
+        name = f"{seats[host].name[: MAX_NAME_CHARS - 9]}'s bot {index + 1}"
+        new_seats.append(SeatInfo(name, bot.key, bot.address, bot.port, seats[host].public_key, bot.vouch))
+    return Continuation(prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience)
