@@ -11,8 +11,8 @@ from pathlib import Path
 
 from test_lobby_draw import Lobby
 
-from lanplay.mesh import Mesh
-from lanplay.runner import BotPlayer, TableRunner
+from lanplay.net.mesh import Mesh
+from lanplay.table.runner import BotPlayer, TableRunner
 from protocol.identity import Identity
 from protocol.plan import TablePlan, build_plan, order_commitment
 from protocol.table import Send, Start, TableSession
