@@ -12,6 +12,9 @@ begins, when it is dealt its hand, and its VmRSS when a round is confirmed. Meas
   machine's cores, so the last peer's figure includes waiting for a core;
 - ``deal_time``: from the start of a round's deal (seat 0 drawing the round's secrets, then shuffling
   first) to every peer having its hand (its Dealt event), median and worst over the game's rounds;
+  ``deal_cpu_all_seats``: the CPU time the peers' event-loop threads (where each session runs) used
+  from their own deal's start to their hand, summed over the peers (median over the rounds): all
+  peers share this machine's cores, so a deal cannot take less than this divided by the cores free;
 - ``discovery_time``: from starting a `TableBrowser` on 127.0.0.1 to the host's advert found, for a
   table already advertised (median of ``--discovery-runs``), and ``discovery_first``: the browser
   started as soon as the host process logs its lobby (so it also covers the advert's registration);
@@ -126,6 +129,8 @@ def analyse(peers: list[Peer]) -> None:
     hidden: dict[tuple[int, int, int], bool] = {}
     began: dict[int, float] = {}
     dealt: dict[int, dict[int, float]] = defaultdict(dict)
+    cpu_began: dict[int, dict[int, float]] = defaultdict(dict)
+    cpu_dealt: dict[int, dict[int, float]] = defaultdict(dict)
     rss: dict[int, dict[int, int]] = defaultdict(dict)
     for e in events:
         kind = e["event"]
@@ -135,10 +140,15 @@ def analyse(peers: list[Peer]) -> None:
             key = (e["round"], e["mover"], e["n"])
             applied[key][e["seat"]] = e["t"]
             hidden[key] = hidden.get(key, False) or e["hidden"]
-        elif kind == "round" and e["seat"] == 0:
-            began[e["round"]] = e["t"]  # seat 0 shuffles first, as soon as it has set the round up
+        elif kind == "round":
+            if e["seat"] == 0:
+                began[e["round"]] = e["t"]  # seat 0 shuffles first, as soon as it has set the round up
+            if "cpu" in e:
+                cpu_began[e["round"]][e["seat"]] = e["cpu"]
         elif kind == "dealt":
             dealt[e["round"]][e["seat"]] = e["t"]
+            if "cpu" in e:
+                cpu_dealt[e["round"]][e["seat"]] = e["cpu"]
         elif kind == "audited" and e.get("rss_kib") is not None:
             rss[e["round"]][e["seat"]] = e["rss_kib"]
     public, secret, local, nearest = [], [], [], []
@@ -165,6 +175,13 @@ def analyse(peers: list[Peer]) -> None:
     if deals:
         emit("deal_time_median", round(statistics.median(deals), 3), "s", n=len(deals), target="< 0.5")
         emit("deal_time_max", round(max(deals), 3), "s", n=len(deals))
+    deal_cpu = [
+        sum(cpu_dealt[r][s] - cpu_began[r][s] for s in cpu_dealt[r])
+        for r in sorted(cpu_dealt)
+        if len(cpu_dealt[r]) == n and set(cpu_began.get(r, {})) >= set(cpu_dealt[r])
+    ]
+    if deal_cpu:
+        emit("deal_cpu_all_seats_median", round(statistics.median(deal_cpu), 3), "s", n=len(deal_cpu))
     if rss:
         first, last = min(rss), max(rss)
         emit("rss_max_end_of_first_round", round(max(rss[first].values()) / 1024, 1), "MB", target="< 80",

@@ -202,6 +202,24 @@ def test_three_peers_full_mesh(async_callback: bool) -> None:
     run(body())
 
 
+def test_a_broadcast_passes_nothing_to_the_peers_it_skips_and_everything_to_the_others() -> None:
+    async def body() -> None:
+        peers = await make_peers(identities(3))
+        a, b, c = peers
+        try:
+            await link_all(peers)
+            a.mesh.broadcast(b"passed on", passed_on=True, skip={b.id})
+            a.mesh.broadcast(b"to all")
+            await until(lambda: c.received_from(a) == [b"passed on", b"to all"])
+            await until(lambda: b.received_from(a) == [b"to all"])
+            await until(lambda: a.mesh.queued(b.id) == 0 and a.mesh.queued(c.id) == 0)
+            assert b.received_from(a) == [b"to all"]
+        finally:
+            await close_all(peers)
+
+    run(body())
+
+
 def test_higher_peer_waits_and_a_dial_from_it_is_refused(caplog: pytest.LogCaptureFixture) -> None:
     async def body() -> None:
         low, high = identities(2)

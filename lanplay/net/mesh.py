@@ -60,7 +60,7 @@ import re
 import secrets
 import struct
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
@@ -362,12 +362,13 @@ class Mesh:
         self._check_payload(data)
         self._enqueue(peer_id, self._outbox_for(peer_id), data)
 
-    def broadcast(self, data: bytes, passed_on: bool = False) -> None:
-        """`send` ``data`` to every allowed peer (linked or not) that has not been dropped; `passed_on`:
-        it is another peer's message, passed on (gossip), which `queued` can leave out."""
+    def broadcast(self, data: bytes, passed_on: bool = False, skip: Collection[str] = ()) -> None:
+        """`send` ``data`` to every allowed peer (linked or not) that has not been dropped, but those in
+        ``skip``; `passed_on`: it is another peer's message, passed on (gossip), which `queued` can leave out."""
         self._check_payload(data)
         for peer_id in sorted(self._allowed):
-            self._enqueue(peer_id, self._outbox_for(peer_id), data, passed_on)
+            if peer_id not in skip:
+                self._enqueue(peer_id, self._outbox_for(peer_id), data, passed_on)
 
     def connected_peers(self) -> set[str]:
         """Peers with a usable link right now."""

@@ -70,6 +70,7 @@ TICK = 0.25  # how often time is given to the session
 FORWARD_DELAY = 0.05  # another seat's message passed on a moment later: the original usually comes first
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
 MAX_SEEN = 1 << 16  # digests of handled messages kept to drop gossip's copies before the session reads them
+AUTHOR_PREFIX = b'{"author":"'  # a signed message's wire form (canonical JSON, keys sorted) starts with its author
 
 
 class LocalPlayer(Protocol):
@@ -164,7 +165,7 @@ class TableRunner:
         self.listeners: list[Callable[[Event], None]] = [on_event] if on_event else []
         self.session: TableSession | None = None
         self.mesh: Mesh | None = None
-        self._seen: dict[bytes, None] = {}
+        self._seen: dict[bytes, set[int]] = {}  # digest of a message handled -> the seats that sent us these bytes
         self._wake = asyncio.Event()
         self._decider: asyncio.Task[None] | None = None
         self._forwards: list[bytes] = []
@@ -207,9 +208,13 @@ class TableRunner:
             self._go_on_received(seat, data)
             return
         digest = hashlib.sha256(data).digest()
-        if digest in self._seen or self.session is None:
+        holders = self._seen.get(digest)
+        if holders is not None:
+            holders.add(seat)  # it holds these bytes: nothing to pass on to it
             return  # a copy already handled (gossip sends each message several ways)
-        self._seen[digest] = None
+        if self.session is None:
+            return
+        self._seen[digest] = {seat}
         if len(self._seen) > MAX_SEEN:
             del self._seen[next(iter(self._seen))]
         ms, now = self._now()
@@ -305,7 +310,20 @@ class TableRunner:
             return
         with contextlib.suppress(MeshError):
             for data in forwards:
-                self.mesh.broadcast(data, passed_on=True)
+                self.mesh.broadcast(data, passed_on=True, skip=self._holders(data))
+
+    def _holders(self, data: bytes) -> set[str]:
+        """Peers known to hold these very bytes: their author (a signed message's, which it signed) and
+        every seat that sent them here. Passing a message on to them would only be a copy they drop;
+        every other seat still gets it, so gossip reaches whoever the author left out (P-5.2), and the
+        versions of a fork differ in their bytes, so each still goes to every seat not known to hold it."""
+        seats = set(self._seen.get(hashlib.sha256(data).digest(), ()))
+        if data.startswith(AUTHOR_PREFIX):
+            end = data.find(b'"', len(AUTHOR_PREFIX))
+            author = self.seat_of.get(data[len(AUTHOR_PREFIX) : end].decode("ascii", "replace")) if end > 0 else None
+            if author is not None:
+                seats.add(author)
+        return {self.peer_ids[seat] for seat in seats if seat != self.me}
 
     # --- start, resume, run ----------------------------------------------------------------------------
     def _restore(self, records: list[JSONObject]) -> TableSession:

@@ -1,5 +1,6 @@
 """Timing lines for benchmarks: with ``$LANPLAY_TRACE`` set to a file, a runner appends one JSON object a
-line there, with the wall-clock time ``t`` and its ``seat`` (read by scripts/bench_net.py):
+line there, with the wall-clock time ``t``, the CPU time ``cpu`` this process's event-loop thread
+(where the session runs) has used so far, and its ``seat`` (read by scripts/bench_net.py):
 
 - ``round``: this seat's deal of round ``round`` begins (the round's dealer is known here);
 - ``dealt``: this seat holds its hand of round ``round``;
@@ -40,7 +41,8 @@ class Trace:
 
     def _write(self, event: str, **fields: object) -> None:
         if self._file is not None:
-            self._file.write(json.dumps({"event": event, "seat": self.me, "t": time.time(), **fields}) + "\n")
+            line = {"event": event, "seat": self.me, "t": time.time(), "cpu": time.thread_time(), **fields}
+            self._file.write(json.dumps(line) + "\n")
 
     def close(self) -> None:
         if self._file is not None:
