@@ -21,6 +21,7 @@ from lanplay.base.store import (
     data_dir,
     journal_path,
     load_or_create_identity,
+    record_label,
     remove_finished_journals,
     save_record,
 )
@@ -328,6 +329,17 @@ def test_save_record(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "records").iterdir()) == [f"{TABLE}-2.json", f"{TABLE}.json"]
     with pytest.raises(StoreError):
         save_record(tmp_path, "../escape", text)
+
+
+def test_a_record_is_named_so_a_person_can_read_it_game_date_and_players(tmp_path: Path) -> None:
+    """Issue 30: the record's place says the game, the date and the players, not a hash alone (the table
+    id's first 8 hex digits keep two games of one minute apart); only letters, digits and hyphens."""
+    label = record_label("sixth-sense", ["Ann", "Ann's bot 1", "Zoë/../Bob"], 0.0)
+    assert label.endswith("-sixth-sense-ann-ann-s-bot-1-zo-bob") and label[:4].isdigit()
+    assert all(c.isascii() and (c.isalnum() or c == "-") for c in label)
+    path = save_record(tmp_path, TABLE, "{}\n", label)
+    assert path == tmp_path / "records" / f"{label}-{TABLE[:8]}.json"
+    assert len(record_label("take6", ["x" * 200] * 10)) <= 80
 
 
 def test_journals_of_finished_games_are_removed_and_unfinished_ones_kept(tmp_path: Path) -> None:

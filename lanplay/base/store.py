@@ -8,7 +8,7 @@ macOS, ``%LOCALAPPDATA%\\lanplay`` on Windows)::
     journals/<table id>-seat<N>.jsonl     append-only journal of one seat at one table (0600); removed when
                                           lanplay next starts once its game is over (`remove_finished_journals`)
     journals/<...>.jsonl.broken           a journal set aside: it could not be resumed (I3)
-    records/<table id>.json               finished game records (lanplay-record/1, 0600)
+    records/<date>-<game>-<players>-<id8>.json  finished game records (lanplay-record/1, 0600)
     bots/<fingerprint>/                   the same three for each bot seat this laptop runs
     network.json                          the network the player chose in the lobby
 
@@ -33,6 +33,7 @@ import logging
 import os
 import secrets
 import stat
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -461,21 +462,35 @@ def set_aside_journals(directory: Path) -> list[Path]:
 # --- game records ---------------------------------------------------------------------------------
 
 
-def save_record(directory: Path, table_id: str, text: str) -> Path:
-    """Write a finished game record to ``directory/records/<table id>.json`` atomically and durably,
-    and return its path. An existing record is never overwritten: the same text again returns the
-    existing file, a different one (another game at the same table) gets ``<table id>-2.json``, ..."""
+def record_label(game: str, names: Sequence[str], when: float | None = None) -> str:
+    """A file name a person can read for a game record: date and time, game, players
+    (`2026-12-07-2014-sixes-ann-bob-cor`); only lowercase letters, digits and hyphens."""
+    stamp = time.strftime("%Y-%m-%d-%H%M", time.localtime(when))
+    words = [game, *(name[:12] for name in names)]
+    slug = "-".join(w for w in ("".join(c if c.isascii() and c.isalnum() else "-" for c in word.lower()).strip("-")
+                                for word in words) if w)  # fmt: skip
+    while "--" in slug:
+        slug = slug.replace("--", "-")
+    return f"{stamp}-{slug}"[:80].rstrip("-")
+
+
+def save_record(directory: Path, table_id: str, text: str, label: str | None = None) -> Path:
+    """Write a finished game record to ``directory/records/<label>-<table id's first 8>.json`` (or
+    ``<table id>.json`` with no `label`; `record_label` makes one) atomically and durably, and return its
+    path. An existing record is never overwritten: the same text again returns the existing file, a
+    different one (another game at the same table) gets ``...-2.json``, ..."""
     try:
         check_table_id(table_id)
     except ProtocolError as exc:
         raise StoreError(f"bad table id for a game record: {exc.message}") from None
+    stem = f"{label}-{table_id[:8]}" if label else table_id
     data = text.encode("utf-8")
     records = directory / RECORDS_DIR
     _make_private_dir(records)
     tmp = _write_temp(records, data, KEY_MODE)  # a record shows every hand: owner-only, like the journal
     try:
         for number in range(1, MAX_RECORDS_PER_TABLE + 1):
-            path = records / (f"{table_id}.json" if number == 1 else f"{table_id}-{number}.json")
+            path = records / (f"{stem}.json" if number == 1 else f"{stem}-{number}.json")
             with contextlib.suppress(FileNotFoundError):
                 if path.read_bytes() == data:
                     return path

@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(run=run_replay)
 
     verify = sub.add_parser("verify", help="check every proof in a table's game record again, offline")
-    verify.add_argument("file", type=Path, help="a record a table wrote (records/<table>.json)")
+    verify.add_argument("file", type=Path, help="a record a table wrote (in the data directory's records/)")
     verify.set_defaults(run=run_verify)
 
     lobby = sub.add_parser("lobby", help="the full-screen lobby of tables on the network (also: lanplay alone)")

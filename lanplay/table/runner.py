@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
-from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, save_record
+from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, record_label, save_record
 from lanplay.base.text import shown
 from lanplay.games import make_bot
 from lanplay.net.lobby import LobbyError, TablePlan
@@ -601,7 +601,8 @@ class TableRunner:
         finished = session.finished
         path = None
         if record.rounds or finished:
-            path = save_record(self.data_dir, self.settings.table, _dumps(session.record_json()))
+            label = record_label(self.settings.game, self.settings.names)
+            path = save_record(self.data_dir, self.settings.table, _dumps(session.record_json()), label)
         if not self._gave_up:
             self.journal.append({"t": "done"})
         return Outcome(

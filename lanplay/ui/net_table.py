@@ -34,7 +34,7 @@ from typing import Any
 
 from engine.api import IllegalMove, RuleError
 from engine.record import replay
-from lanplay.base.store import save_record
+from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
 from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
 from lanplay.table.runner import Outcome, TableRunner
@@ -664,8 +664,10 @@ class NetTable:
             return None
         if path.parent != self.data_dir / "records":
             text = path.read_text(encoding="utf-8")
-            table = self.runner.settings.table if self.runner is not None else path.stem
-            moved = save_record(self.data_dir, table, text)
+            runner = self.runner
+            table = runner.settings.table if runner is not None else path.stem
+            label = record_label(runner.settings.game, runner.settings.names) if runner is not None else None
+            moved = save_record(self.data_dir, table, text, label)
             with contextlib.suppress(OSError):
                 path.unlink()
             path = moved
@@ -701,7 +703,8 @@ class NetTable:
         record = session.record()
         if record.rounds:
             try:
-                path = save_record(self.data_dir, runner.settings.table, record.dumps())
+                label = record_label(runner.settings.game, runner.settings.names)
+                path = save_record(self.data_dir, runner.settings.table, record.dumps(), label)
                 self.record_path = self._keep_record(path)
             except Exception as exc:  # leaving must not fail for want of a record
                 log.warning("cannot save the rounds so far: %s", exc)
