@@ -142,7 +142,7 @@ def test_a_peer_that_never_comes_back_is_waited_for_then_stopped_and_the_others_
     continues it, the rounds kept, a bot in the empty seat run by the lowest seat left (every record says
     whose laptop), played to the game's end; both exit 0 with the same record."""
     patience = 3.0
-    table = start_table(tmp_path, "sixth-sense", 3, patience=patience, started=processes.append)
+    table = start_table(tmp_path, "sixth-sense", 3, options=["target=2"], patience=patience, started=processes.append)
     victim = table.bots[1]
     wait_decisions(victim, 3)
     seat = seat_of(victim)
