@@ -49,10 +49,12 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Origin
 
+from lanplay.base.store import load_or_create_identity
 from lanplay.net.lobby import fetch_lobby_id
 from lanplay.net.mesh import MAX_MESSAGE
-from lanplay.table.runner import BotPlayer, TableRunner
-from lanplay.table.tables import host_table, join_table
+from lanplay.table import runner as runner_module
+from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
+from lanplay.table.tables import host_table, join_table, resume_table
 from protocol.identity import Identity
 from protocol.link import Handshake, LinkCipher
 from protocol.table import Event, Moved
@@ -567,3 +569,48 @@ def test_hostile_input_is_refused_and_the_table_plays_on(tmp_path: Path, caplog:
     assert len({p.read_bytes() for p in paths}) == 1, "records differ"
     assert replay_json(outcome.record_path)["complete"] is True
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+
+
+def test_a_resume_into_a_table_the_others_ended_says_the_table_is_gone_and_is_not_offered_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30, P-6.4: Bob's process dies mid-game; Ann waits the table's patience, stops for him and
+    ends the table without him. Bob's laptop resumes its journal later: no seat ever answers, so after a
+    while it says the table is gone (not "lost the network"), keeps its rounds, and the journal is done, so
+    nothing offers to resume that table again."""
+    monkeypatch.setattr(runner_module, "GONE_AFTER", 0.5)
+    bob_runners: list[TableRunner] = []
+
+    async def body() -> tuple[Outcome, Outcome | None]:
+        lobbies: list[int] = []
+        hosting = asyncio.ensure_future(
+            host_table(
+                identity=Identity.generate(), data_dir=tmp_path / "ann", name="Ann", game="sixes",
+                options={"chips": 3}, seats=3, bots=1, interface=LOOPBACK, player=BotPlayer("sixes"),
+                advertise=False, on_lobby=lambda lobby, port: lobbies.append(port), reconnect_timeout=1.0,
+            )
+        )  # fmt: skip
+        while not lobbies:
+            await asyncio.sleep(0.02)
+        bob = tmp_path / "bob"
+        joining = asyncio.ensure_future(
+            join_table(
+                identity=load_or_create_identity(bob), data_dir=bob, name="Bob", interface=LOOPBACK,
+                player=BotPlayer("sixes", delay=0.05), address=(LOOPBACK, lobbies[0]), on_runner=bob_runners.append,
+            )
+        )  # fmt: skip
+        while not (bob_runners and bob_runners[0].session is not None and bob_runners[0].session.decision()):
+            await asyncio.sleep(0.01)
+        joining.cancel()  # Bob's process dies with its turn owed; its journal stays
+        with contextlib.suppress(asyncio.CancelledError):
+            await joining
+        ann = await hosting
+        resumed = await resume_table(
+            identity=load_or_create_identity(bob), data_dir=bob, interface=LOOPBACK, player=BotPlayer("sixes")
+        )
+        return ann, resumed
+
+    ann, resumed = _run(body(), GAME_LIMIT)
+    assert ann.finished and not ann.complete and not ann.exposed
+    assert resumed is not None and resumed.table_gone and not resumed.network_lost and not resumed.finished
+    assert unfinished_journal(tmp_path / "bob") is None  # never offered again

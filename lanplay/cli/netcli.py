@@ -245,6 +245,13 @@ def _report(outcome: Outcome) -> int:
         print(f"exposed: {shown(line)}")
     if outcome.exposed:
         return 3
+    if outcome.table_gone:
+        print(
+            "lanplay: the table is gone: no other seat answered since this laptop came back (they ended the game or "
+            "went on without it); the rounds so far are in the record",
+            file=sys.stderr,
+        )
+        return 4
     if outcome.network_lost:
         print(
             "lanplay: lost the network: no link to any other seat for longer than the table's patience; "

@@ -67,6 +67,7 @@ from protocol.table.messages import OWED_WORDS
 log = logging.getLogger(__name__)
 
 TICK = 0.25  # how often time is given to the session
+GONE_AFTER = 30.0  # at least this long with no seat answering a resumed table before it counts as gone
 FORWARD_DELAY = 0.05  # another seat's message passed on a moment later: the original usually comes first
 DRAIN_TIMEOUT = 5.0  # at the end, how long to wait for the others to acknowledge our last messages
 MAX_SEEN = 1 << 16  # digests of handled messages kept to drop gossip's copies before the session reads them
@@ -132,6 +133,7 @@ class Outcome:
     stops: tuple[Stopped, ...] = ()  # every stop and leave of the game
     network_lost: bool = False  # no link for the table's patience: not over, it can be resumed
     left: bool = False  # this seat's person left the table
+    table_gone: bool = False  # resumed, and no other seat answered: the table ended without this laptop
 
 
 class TableRunner:
@@ -173,6 +175,8 @@ class TableRunner:
         self.ever_linked = False
         self._lost_since: float | None = None
         self._gave_up = False
+        self._resumed_run = False  # this run resumed a journal
+        self.table_gone = False  # resumed, and no other seat ever answered: the table ended without this laptop
         self._leaving = False
         self.stops: list[Stopped] = []
         self._waiting_from = 0.0  # wall time since when this seat has been running and linked (a stop waits a patience)
@@ -252,6 +256,15 @@ class TableRunner:
                 if self.ever_linked:
                     log.warning("lost the network: no link to any other seat; blaming nobody while it lasts")
                     self._dispatch((NetworkLost(now),))
+            elif (
+                self._resumed_run
+                and not self.ever_linked
+                and time.monotonic() - self._lost_since > max(2 * self.settings.patience, GONE_AFTER)
+            ):
+                # Resumed, and no seat of the table ever answered: the others ended it, or went on
+                # without this laptop. Said so, and not offered again (its rounds so far are kept).
+                log.warning("no seat of table %s answered after a resume: the table is gone", self.settings.table)
+                self._gave_up = self.table_gone = True
             elif self.ever_linked and time.monotonic() - self._lost_since > self.settings.patience:
                 log.warning(
                     "no link for %.0f s: leaving the table unfinished (it can be resumed)", self.settings.patience
@@ -377,7 +390,7 @@ class TableRunner:
         except ResumeFailed as failed:
             self.session = None
             raise self._set_aside(failed) from failed.__cause__
-        resumed = self.session is not None
+        resumed = self._resumed_run = self.session is not None
         self.mesh = Mesh(
             self.identity,
             self.settings.table,
@@ -603,7 +616,7 @@ class TableRunner:
         if record.rounds or finished:
             label = record_label(self.settings.game, self.settings.names)
             path = save_record(self.data_dir, self.settings.table, _dumps(session.record_json()), label)
-        if not self._gave_up:
+        if not self._gave_up or self.table_gone:
             self.journal.append({"t": "done"})
         return Outcome(
             record,
@@ -612,7 +625,8 @@ class TableRunner:
             complete=session.complete,
             exposed=session.convicted_lines(),
             stops=tuple(self.stops),
-            network_lost=self._gave_up,
+            network_lost=self._gave_up and not self.table_gone,
+            table_gone=self.table_gone,
             left=self.me in session.left,
         )
 

@@ -651,6 +651,9 @@ class NetTable:
         convicted by a stop or a leave; only an exposure names a cheat, by its proof)."""
         if outcome.left:
             return "You left the table: the round in progress is void, nobody is convicted."
+        if outcome.table_gone:
+            return ("The table is gone: no other seat answered since this laptop came back (they ended the game "
+                    "or went on without it). It is not offered again.")  # fmt: skip
         if outcome.exposed:
             return "Exposed by a proof anyone can check: " + "; ".join(outcome.exposed)
         voiding = [stop for stop in outcome.stops if stop.owed != "end"] or list(outcome.stops)
