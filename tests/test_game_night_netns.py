@@ -293,3 +293,45 @@ def test_any_seat_may_bring_a_bot_and_every_seat_is_told_where_it_runs(tmp_path:
         assert record(host).read_bytes() == record(guest).read_bytes() == record(spare).read_bytes()
     finally:
         lan.close()
+
+
+def test_four_laptops_where_one_is_killed_go_on_with_a_bot_and_finish_alike(tmp_path: Path, procs: list[Proc]) -> None:
+    """Issue 30, P-5.7: four laptops (a namespace each) play 6 nimmt! as `lanplay bot` processes; one is
+    killed with SIGKILL mid-game and never comes back. The other three wait the table's patience, stop for
+    it (nobody convicted), go on at a new table with a bot in its seat run by the lowest seat left, and
+    finish the game: each exits 0 with the same signed record, which says whose laptop runs the bot."""
+    lan = lan_or_skip("kb", "10.83.0", 4)
+    try:
+        common = ["--game", "take6", "--patience", "3", "-v"]
+        host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
+                                                lan.address(1)])  # fmt: skip
+        procs.append(host)
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"table ([0-9a-f]+): lobby on", host.err.read_text())):
+            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+            time.sleep(0.05)
+        table = ["--table", found.group(1)]
+        joiners = [
+            Proc(lan, peer, tmp_path / f"l{peer}", ["bot", *common, *table, "--interface", lan.address(peer)])
+            for peer in (2, 3, 4)
+        ]
+        procs.extend(joiners)
+        victim = joiners[1]
+        deadline = time.monotonic() + 60
+        while "round 1 audited and confirmed" not in victim.stdout():
+            assert time.monotonic() < deadline and victim.proc.poll() is None, victim.describe()
+            time.sleep(0.05)
+        victim.kill()
+        survivors = [host, joiners[0], joiners[2]]
+        assert [p.wait(GAME_LIMIT) for p in survivors] == [0, 0, 0], "".join(p.describe() for p in survivors)
+        records = [json.loads(record(p).read_text()) for p in survivors]
+        assert all(r["end"] == records[0]["end"] and r["rounds"] == records[0]["rounds"] for r in records)
+        final = records[0]
+        assert final["complete"] is True and final["exposed"] == [] and final["table"]["continues"]["rounds"] >= 1
+        assert any(bot["host"] is not None for bot in final["bots"]), final["bots"]  # the new bot, and whose
+        for proc in survivors:
+            assert "EXPOSED" not in proc.stdout() and "table finished: every seat signed the record (cut short)" in (
+                proc.stdout()
+            ), proc.describe()
+    finally:
+        lan.close()
