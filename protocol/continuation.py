@@ -28,7 +28,17 @@ from engine.record import BotSeat, RoundRecord
 from protocol.encoding import JSONObject, canonical, check_table_id, h2b, sha256_hex
 from protocol.errors import ProtocolError
 from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
-from protocol.plan import MAX_NAME_CHARS, PlanError, SeatInfo, bot_seats, bot_vouch, check_patience, check_table
+from protocol.plan import (
+    MAX_NAME_CHARS,
+    PlanError,
+    SeatInfo,
+    bot_seats,
+    bot_vouch,
+    check_patience,
+    check_seat_signature,
+    check_table,
+    sign_as_seat,
+)
 from protocol.table.messages import is_digest
 from protocol.table.values import TableSettings
 from protocol.table.verify import Plan, round_start
@@ -133,19 +143,10 @@ class Continuation:
         return CONTINUE_DOMAIN + self.table_id.encode("ascii") + whole
 
     def sign(self, identity: Identity) -> str:
-        if identity.public.hex() not in {s.public_key for s in self.seats}:
-            raise PlanError(RULE, "only a seat of the continuation signs it")
-        return identity.sign(self.statement()).hex()
+        return sign_as_seat(self.seats, identity, self.statement(), "continuation", RULE)
 
     def check_signature(self, seat: int, signature: object) -> None:
-        if not isinstance(signature, str):
-            raise PlanError(RULE, f"seat {seat}'s signature on the continuation is missing")
-        try:
-            PublicIdentity.from_hex(self.seats[seat].public_key).verify(
-                h2b(signature, SIGNATURE_BYTES, "signature"), self.statement()
-            )
-        except ProtocolError:
-            raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this continuation") from None
+        check_seat_signature(self.seats, seat, signature, self.statement(), "continuation", RULE)
 
     def with_signatures(self, signatures: Sequence[str]) -> Continuation:
         return Continuation(

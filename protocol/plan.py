@@ -215,6 +215,26 @@ class SeatInfo:
             ) from None
 
 
+def sign_as_seat(seats: Sequence[SeatInfo], identity: Identity, statement: bytes, what: str, rule: str = RULE) -> str:
+    """`identity`'s signature (hex) on `statement`, the bytes of a `what` (a plan, a continuation) it
+    has a seat in."""
+    if identity.public.hex() not in {s.public_key for s in seats}:
+        raise PlanError(rule, f"only a seat of the {what} signs it")
+    return identity.sign(statement).hex()
+
+
+def check_seat_signature(
+    seats: Sequence[SeatInfo], seat: int, signature: object, statement: bytes, what: str, rule: str = RULE
+) -> None:
+    """`PlanError` naming ``seat`` unless ``signature`` is its signature on `statement`, a `what`'s bytes."""
+    if not isinstance(signature, str):
+        raise PlanError(rule, f"seat {seat}'s signature on the {what} is missing")
+    try:
+        PublicIdentity.from_hex(seats[seat].public_key).verify(h2b(signature, SIGNATURE_BYTES, "signature"), statement)
+    except ProtocolError:
+        raise PlanError(rule, f"seat {seat} ({seats[seat].name!r}) did not sign this {what}") from None
+
+
 def check_game(game_id: str, options: JSONObject, seats: int) -> None:
     """The game knows these options and seats this many (P-6.7), asked of the engine itself, so a
     table it would refuse never starts: `PlanError` with the engine's words."""
@@ -472,20 +492,11 @@ class TablePlan:
 
     def sign(self, identity: Identity) -> str:
         """This seat's signature on the plan (hex)."""
-        if identity.public.hex() not in {s.public_key for s in self.seats}:
-            raise PlanError(RULE, "only a seat of the plan signs it")
-        return identity.sign(self.statement()).hex()
+        return sign_as_seat(self.seats, identity, self.statement(), "plan")
 
     def check_signature(self, seat: int, signature: object) -> None:
         """`PlanError` naming ``seat`` unless ``signature`` is its signature on this plan."""
-        if not isinstance(signature, str):
-            raise PlanError(RULE, f"seat {seat}'s signature on the plan is missing")
-        try:
-            PublicIdentity.from_hex(self.seats[seat].public_key).verify(
-                h2b(signature, SIGNATURE_BYTES, "signature"), self.statement()
-            )
-        except ProtocolError:
-            raise PlanError(RULE, f"seat {seat} ({self.seats[seat].name!r}) did not sign this plan") from None
+        check_seat_signature(self.seats, seat, signature, self.statement(), "plan")
 
     def with_signatures(self, signatures: Sequence[str]) -> TablePlan:
         return TablePlan(
