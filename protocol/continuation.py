@@ -34,6 +34,7 @@ from protocol.plan import (
     SeatInfo,
     bot_seats,
     bot_vouch,
+    check_mesh_address,
     check_patience,
     check_seat_signature,
     check_table,
@@ -156,9 +157,11 @@ class Continuation:
 
     def check(self) -> None:
         """Every field a seat checks before it signs: the fields as a lobby's plan (`check_table`, bots
-        vouched for by their laptops for this continuation), and the carried rounds the very ones the
-        digest signed, which the engine replays."""
+        vouched for by their laptops for this continuation), one key per seat, and the carried rounds
+        the very ones the digest signed, which the engine replays."""
         check_table(self.prior, self.game, self.options, self.seats, self.rules)
+        if len({s.public_key for s in self.seats}) != len(self.seats):
+            raise PlanError(RULE, "one key sits in two seats of the continuation")
         if end_digest(self.prior, self.rounds) != self.digest:
             raise PlanError(RULE, "the carried rounds are not the ones the record digest signed")
         game = get_game(self.game)
@@ -253,7 +256,7 @@ class Offer:
             raise PlanError(RULE, "an offer to go on names the table and the digest it goes on from")
         bots: dict[int, BotOffer] = {}
         for key, value in bots_raw.items():
-            if not key.isdigit() or not 0 <= int(key) < len(keys) or not isinstance(value, dict):
+            if not (key.isascii() and key.isdigit()) or not 0 <= int(key) < len(keys) or not isinstance(value, dict):
                 raise PlanError(RULE, "an offered bot names the seat it fills")
             mesh = value.get("mesh")
             bot_key, vouch = value.get("key"), value.get("vouch")
@@ -264,8 +267,13 @@ class Offer:
                 or len(mesh) != 2
                 or not isinstance(mesh[0], str)
                 or not isinstance(mesh[1], int)
+                or isinstance(mesh[1], bool)
+                or not 0 < mesh[1] < 65536
             ):
                 raise PlanError(RULE, "an offered bot has a key, a mesh address and its laptop's vouch")
+            check_mesh_address(mesh[0])
+            if bot_key in keys:  # a bot is a new key: never a seat of the table, an exposed one above all
+                raise PlanError(RULE, "an offered bot has a key of its own, no seat's of the table")
             bots[int(key)] = BotOffer(bot_key, mesh[0], mesh[1], vouch)
         offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps))
         try:

@@ -186,7 +186,8 @@ class TableRunner:
         self.may_go_on = False
         self._asked_go_on = False  # go_on is asked once: its mesh is closed after
         self._offers: dict[int, JSONObject] = {}
-        self._go_on_sigs: dict[tuple[str, int], str] = {}
+        self._go_on_sigs: dict[tuple[str, int], str] = {}  # this seat's own signatures on a continuation
+        self._go_on_sent: dict[int, list[tuple[str, int, str]]] = {}  # from each seat: (table, signer, signature)
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -484,10 +485,14 @@ class TableRunner:
         offer, sig = raw.get("go-on"), raw.get("go-on-sig")
         if isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
             self._offers[seat] = offer
-        elif isinstance(sig, dict) and len(raw) == 1 and len(self._go_on_sigs) < 4 * len(self.peer_ids):
+        elif isinstance(sig, dict) and len(raw) == 1:
             table, signer, signature = sig.get("table"), sig.get("seat"), sig.get("sig")
             if isinstance(table, str) and isinstance(signer, int) and isinstance(signature, str):
-                self._go_on_sigs.setdefault((table, signer), signature)
+                # Kept per sender (a few each): another seat's junk never takes the place of the signature
+                # the signer sends; the one that holds is picked once the continuation is known.
+                mine = self._go_on_sent.setdefault(seat, [])
+                if len(mine) < 2 * len(self.peer_ids):
+                    mine.append((table, signer, signature))
         self._wake.set()
 
     async def _until(self, ready: Callable[[], bool]) -> bool:
@@ -559,7 +564,23 @@ class TableRunner:
                     body = {"table": plan.table_id, "seat": index, "sig": signature}
                     mesh.broadcast(canonical({"go-on-sig": body}))
             wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
-            if not await self._until(lambda: all(k in self._go_on_sigs for k in wanted)):
+
+            def holds(key: tuple[str, int]) -> bool:
+                """A signature of seat `key[1]` on the continuation that checks is here (picked)."""
+                if key in self._go_on_sigs:
+                    return True
+                for sent in self._go_on_sent.values():
+                    for table, signer, signature in sent:
+                        if (table, signer) == key:
+                            try:
+                                plan.check_signature(signer, signature)
+                            except ProtocolError:
+                                continue
+                            self._go_on_sigs[key] = signature
+                            return True
+                return False
+
+            if not await self._until(lambda: all([holds(k) for k in wanted])):
                 log.warning("not every seat signed the continuation within the table's patience: the game ends")
                 return None
             signed = plan.with_signatures([self._go_on_sigs[k] for k in wanted])
