@@ -77,7 +77,8 @@ def test_an_exposed_seat_never_sits_again_as_a_bot_a_colluder_offers() -> None:
     strict=True,
     reason="P-6.7: a continuation that lists one identity in two seats checks and verifies (check_table has no "
     "test of duplicate keys; only the lobby's _seats_from_json has), and the honest seat's one signature "
-    "counts for both of its seats",
+    "counts for both of its seats; played, the honest laptop's TableRunner takes seat 0 (list.index) while its "
+    "TableSession takes seat 3 (a dict of peer ids: the last), the colluder's 'bot' seat",
 )
 def test_a_bot_offered_with_another_seats_key_is_refused() -> None:
     """Seat 2 offers, for the exposed seat 3, a 'bot' whose key is honest seat 0's. The honest seat signs

@@ -32,12 +32,15 @@ async def _until(condition: Callable[[], bool], timeout: float = 60.0, what: str
     strict=True,
     reason="P-5.7/P-6.2/P-6.6: go-on signatures are kept unverified, first come per (table, seat) and within one "
     "shared cap of 4 per seat for all senders, and never passed on: one seat fills an honest seat's cap with "
-    "junk, so that seat ends while the others (its own bot among them) play a continuation it signed",
+    "junk (or sends its own signature to the others only), so that seat ends while the others (its own bot "
+    "among them) play a continuation it signed",
 )
-def test_junk_signatures_from_one_seat_never_part_the_honest_seats_at_the_go_on(tmp_path: Path) -> None:
-    """Ann hosts 4 seats with one bot of her laptop; Bob leaves after round 1; Cor, a modified client, sends
-    Ann 16 `go-on-sig` messages for tables that do not exist, then goes on like an honest seat. Every
-    honest seat must take the same way: all play the continuation, or none does."""
+@pytest.mark.parametrize("attack", ["junk", "withhold"])
+def test_one_seat_never_parts_the_honest_seats_at_the_go_on(tmp_path: Path, attack: str) -> None:
+    """Ann hosts 4 seats with one bot of her laptop; Bob leaves after round 1; Cor, a modified client, goes
+    on like an honest seat but first sends Ann 16 `go-on-sig` messages for tables that do not exist
+    (`junk`), or sends its signature on the continuation to every seat but Ann (`withhold`). Every honest
+    seat must take the same way: all play the continuation, or none does."""
     ann = Identity.generate()
     ports: list[int] = []
     bob_runner: list[TableRunner] = []
@@ -75,9 +78,22 @@ def test_junk_signatures_from_one_seat_never_part_the_honest_seats_at_the_go_on(
         runner = cor_runner[0]
         ann_seat = [s.public_key for s in runner.plan.seats].index(ann.public.hex())
         assert runner.mesh is not None
-        for n in range(4 * len(runner.peer_ids)):
-            junk = {"go-on-sig": {"table": f"{n:032x}", "seat": 0, "sig": "00"}}
-            runner.mesh.send(runner.peer_ids[ann_seat], canonical(junk))
+        mesh = runner.mesh
+        if attack == "junk":
+            for n in range(4 * len(runner.peer_ids)):
+                junk = {"go-on-sig": {"table": f"{n:032x}", "seat": 0, "sig": "00"}}
+                mesh.send(runner.peer_ids[ann_seat], canonical(junk))
+        else:
+            honest_broadcast = mesh.broadcast
+
+            def broadcast(data: bytes, passed_on: bool = False) -> None:
+                if not data.startswith(b'{"go-on-sig'):
+                    return honest_broadcast(data, passed_on)
+                for seat, peer in enumerate(runner.peer_ids):
+                    if seat not in (ann_seat, runner.me):
+                        mesh.send(peer, data)
+
+            mesh.broadcast = broadcast  # type: ignore[method-assign]
         await bob_runner[0].leave()
         await bob
         await cor
