@@ -11,9 +11,11 @@ from tablenet import make_table
 from test_table_attacks import fork_to
 
 from protocol.continuation import Continuation, Offer, decide, make_offer
+from protocol.encoding import decode
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.plan import SeatInfo
+from protocol.table import Leave
 
 GAME, OPTIONS = "sixes", {"chips": 6}
 
@@ -132,3 +134,75 @@ def test_an_offer_naming_its_seat_in_digits_int_cannot_read_is_refused_with_a_cl
     raw["bots"] = {key: {"key": keys[2], "mesh": ["127.0.0.1", 41000], "vouch": "00" * 64}}
     with pytest.raises(ProtocolError):
         Offer.from_json(raw, keys)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2/P-5.7: with the link between two honest seats down at the end of a table, one colluder that "
+    "relays everything but each one's stop of the other (and its end) leaves each honest seat finished with "
+    "the other not present; each then goes on with the colluder, a bot in the other's seat: two signed "
+    "continuations of one table, each played by one honest seat",
+)
+def test_two_honest_seats_cut_apart_at_the_end_never_go_on_into_two_continuations() -> None:
+    """Seats 0 and 1 honest, their link down from round 1's end; seat 2 colludes (it passes everything on
+    but the stop each honest seat signs of the other, and each one's end); seat 3 leaves after round 1
+    and, like a runner that left, passes nothing on. Each honest seat stops the other for its end signature
+    and finishes. If both could go on, the table would split into two games that each carry its record."""
+    a, d, c, b = 0, 1, 2, 3
+    table = make_table(GAME, 4, OPTIONS, seed=3)
+    peer_ids = [i.peer_id for i in table.identities]
+    for _ in range(2000):
+        if table.sessions[a].rounds and table.sessions[b].rounds:
+            break
+        assert table.step()
+
+    def author(data: bytes) -> tuple[int | None, object]:
+        raw = decode(data, 1 << 22)
+        who = raw.get("author")
+        return (peer_ids.index(who) if who in peer_ids else None), raw.get("kind")
+
+    def rewrite(sender: int, to: int, data: bytes) -> bytes | None:
+        if {sender, to} == {a, d}:
+            return None  # the link between the two honest seats is down
+        who, kind = author(data)
+        if sender == b and who != b:
+            return None  # a seat that left passes nothing on
+        if sender == c and to in (a, d) and kind in ("stop", "end") and who in (a, d) and who != to:
+            return None  # the colluder keeps each honest seat's stop of the other, and its end, from the other
+        return data
+
+    table.rewrite = rewrite
+    table.feed(b, Leave(table.now))
+    for _ in range(20):
+        table.run()
+        table.wait(31)
+        if table.sessions[a].finished and table.sessions[d].finished:
+            break
+    sa, sd = table.sessions[a], table.sessions[d]
+    assert sa.finished and sd.finished and sa.record_digest() == sd.record_digest()
+    keys = [i.public.hex() for i in table.identities]
+    seats = [SeatInfo(f"P{s}", keys[s], "127.0.0.1", 40000 + s) for s in range(4)]
+    prior, digest, rounds = sa.settings.table, sa.record_digest(), sa.summary()["rounds"]
+    colluder = table.identities[c]
+    signed = []
+    for me, port in ((a, 42000), (d, 43000)):
+        present = table.sessions[me].present()
+        empty = [s for s in range(4) if s not in present]
+        bots = {s: (Identity.generate(), "127.0.0.1", port + s) for s in empty}
+        offers = {
+            me: make_offer(prior, digest, me, True, table.identities[me], bots),
+            c: make_offer(prior, digest, c, True, colluder, {}),
+        }
+        plan = decide(prior, digest, seats, present, rounds, GAME, OPTIONS, 30, offers)
+        if plan is None:
+            continue
+        signers = {keys[me]: table.identities[me], keys[c]: colluder}
+        signers.update({bot.public.hex(): bot for bot, _, _ in bots.values()})
+        try:
+            plan.check()
+            whole = plan.with_signatures([plan.sign(signers[info.public_key]) for info in plan.seats])
+            whole.verify()
+        except ProtocolError:
+            continue
+        signed.append(whole.table_id)
+    assert len(signed) < 2, signed
