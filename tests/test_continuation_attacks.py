@@ -10,11 +10,11 @@ import pytest
 from tablenet import make_table
 from test_table_attacks import fork_to
 
-from protocol.continuation import Continuation, Offer, decide, make_offer
+from protocol.continuation import BotOffer, Continuation, Offer, decide, make_offer
 from protocol.encoding import decode
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
-from protocol.plan import SeatInfo
+from protocol.plan import SeatInfo, bot_vouch
 from protocol.table import Leave
 
 GAME, OPTIONS = "sixes", {"chips": 6}
@@ -206,3 +206,49 @@ def test_two_honest_seats_cut_apart_at_the_end_never_go_on_into_two_continuation
             continue
         signed.append(whole.table_id)
     assert len(signed) < 2, signed
+
+
+def test_a_bot_whose_vouch_is_not_its_laptops_word_is_refused_before_anyone_signs() -> None:
+    """P-6.7: seat 2 offers a bot for the exposed seat with a vouch signed by the bot's own key (or
+    copied from honest seat 0's vouch for another bot): the continuation does not check."""
+    table = _exposed_table()
+    s0 = table.sessions[0]
+    prior, digest = s0.settings.table, s0.record_digest()
+    keys = [i.public.hex() for i in table.identities]
+    seats = [SeatInfo(f"P{s}", keys[s], "127.0.0.1", 40000 + s) for s in range(4)]
+    bot = Identity.generate()
+    honest = make_offer(prior, digest, 0, True, table.identities[0], {3: (bot, "127.0.0.1", 41003)})
+    for vouch in (bot_vouch(bot, prior, bot.public.hex()), honest.bots[3].vouch):
+        forged = BotOffer(bot.public.hex(), "127.0.0.1", 41003, vouch)
+        offer = Offer(prior, digest, 2, True, {3: forged}).signed(table.identities[2])
+        offers = {
+            0: make_offer(prior, digest, 0, True, table.identities[0], {}),
+            1: make_offer(prior, digest, 1, True, table.identities[1], {}),
+            2: Offer.from_json(offer.to_json(), keys),
+        }
+        plan = decide(prior, digest, seats, (0, 1, 2), s0.summary()["rounds"], GAME, OPTIONS, 30, offers)
+        assert plan is not None
+        with pytest.raises(ProtocolError, match="did not say so"):
+            plan.check()
+
+
+def test_a_continuation_carrying_other_rounds_than_the_signed_record_is_refused() -> None:
+    """P-5.7: the carried rounds are the ones the record digest signed; one round left out, or a move of
+    it changed, and the continuation does not check (nor verify, signed by every seat)."""
+    table = _exposed_table()
+    bot = Identity.generate()
+    plan = _decide(table, {0: {3: (bot, "127.0.0.1", 41003)}})
+    assert plan is not None and plan.rounds
+    plan.check()
+    first = dict(plan.rounds[0])
+    moves = list(first["moves"])  # type: ignore[arg-type]
+    changed = [{**first, "moves": moves[1:]}, *plan.rounds[1:]]
+    for rounds in (tuple(plan.rounds[:-1]), tuple(changed)):
+        other = Continuation(plan.prior, plan.digest, plan.game, plan.options, plan.seats, rounds, (), plan.rules, 30)
+        identities = [*table.identities[:3], bot]
+        signed = other.with_signatures([other.sign(i) for i in identities])
+        with pytest.raises(ProtocolError, match="record digest"):
+            signed.verify()
+    offers = {s: make_offer(plan.prior, "0" * 64, s, True, table.identities[s], {}) for s in (0, 1, 2)}
+    seats = list(plan.seats)
+    assert decide(plan.prior, plan.digest, seats, (0, 1, 2), plan.rounds, GAME, OPTIONS, 30, offers) is None
