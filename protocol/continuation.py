@@ -256,7 +256,8 @@ class Offer:
             raise PlanError(RULE, "an offer to go on names the table and the digest it goes on from")
         bots: dict[int, BotOffer] = {}
         for key, value in bots_raw.items():
-            if not (key.isascii() and key.isdigit()) or not 0 <= int(key) < len(keys) or not isinstance(value, dict):
+            readable = key.isascii() and key.isdigit() and len(key) <= 3
+            if not readable or not 0 <= int(key) < len(keys) or not isinstance(value, dict):
                 raise PlanError(RULE, "an offered bot names the seat it fills")
             mesh = value.get("mesh")
             bot_key, vouch = value.get("key"), value.get("vouch")

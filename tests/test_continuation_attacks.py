@@ -46,20 +46,19 @@ def _decide(table, offers_by_seat, present=(0, 1, 2)):  # type: ignore[no-untype
     prior, digest = s0.settings.table, s0.record_digest()
     keys = [i.public.hex() for i in table.identities]
     seats = [SeatInfo(f"P{s}", keys[s], "127.0.0.1", 40000 + s) for s in range(table.n)]
-    offers = {
-        seat: Offer.from_json(
-            make_offer(prior, digest, seat, True, table.identities[seat], offers_by_seat.get(seat, {})).to_json(), keys
-        )
-        for seat in present
-    }
+    try:
+        offers = {
+            seat: Offer.from_json(
+                make_offer(prior, digest, seat, True, table.identities[seat], offers_by_seat.get(seat, {})).to_json(),
+                keys,
+            )
+            for seat in present
+        }
+    except ProtocolError:
+        return None  # an offer refused as it came: nobody goes on with it
     return decide(prior, digest, seats, present, s0.summary()["rounds"], GAME, OPTIONS, 30, offers)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.4/P-5.7: a seat exposed at a table sits at its continuation as a colluder's 'bot': decide and "
-    "Continuation.check never compare a bot's key with the seats of the table it goes on from",
-)
 def test_an_exposed_seat_never_sits_again_as_a_bot_a_colluder_offers() -> None:
     """Seat 3 was exposed; seat 2 (its colluder) offers to run a 'bot' in seat 3 whose key is seat 3's own.
     Every honest seat must refuse that continuation (the exposed identity would play on, under another
@@ -75,13 +74,6 @@ def test_an_exposed_seat_never_sits_again_as_a_bot_a_colluder_offers() -> None:
         Continuation.from_json(signed.to_json()).verify()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.7: a continuation that lists one identity in two seats checks and verifies (check_table has no "
-    "test of duplicate keys; only the lobby's _seats_from_json has), and the honest seat's one signature "
-    "counts for both of its seats; played, the honest laptop's TableRunner takes seat 0 (list.index) while its "
-    "TableSession takes seat 3 (a dict of peer ids: the last), the colluder's 'bot' seat",
-)
 def test_a_bot_offered_with_another_seats_key_is_refused() -> None:
     """Seat 2 offers, for the exposed seat 3, a 'bot' whose key is honest seat 0's. The honest seat signs
     the continuation once, for its own seat; nobody else can sign for that key, so the plan must be
@@ -100,16 +92,12 @@ def test_a_bot_offered_with_another_seats_key_is_refused() -> None:
         signed.verify()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.7/P-5.6: an offered bot's port is never range-checked: the continuation with port 70000 checks "
-    "and verifies, but its own JSON (the journal's copy) no longer parses, so no seat can resume it",
-)
 def test_an_offered_bot_with_a_port_no_socket_has_is_refused_before_anyone_signs() -> None:
     table = _exposed_table()
     bot = Identity.generate()
     plan = _decide(table, {2: {3: (bot, "127.0.0.1", 70000)}})
-    assert plan is not None
+    if plan is None:
+        return  # the offer itself was refused: nobody signs
     identities = [*table.identities[:3], bot]
     try:
         plan.check()
@@ -120,11 +108,6 @@ def test_an_offered_bot_with_a_port_no_socket_has_is_refused_before_anyone_signs
     Continuation.from_json(signed.to_json()).verify()  # what a resumed seat reads back from its journal
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.3: Offer.from_json takes a seat key that str.isdigit() accepts and int() does not ('²', or "
-    "5000 digits) and raises ValueError instead of PlanError; TableRunner.go_on catches only ProtocolError",
-)
 @pytest.mark.parametrize("key", ["\u00b2", "9" * 5000])
 def test_an_offer_naming_its_seat_in_digits_int_cannot_read_is_refused_with_a_clear_line(key: str) -> None:
     table = _exposed_table()

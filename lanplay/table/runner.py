@@ -96,7 +96,7 @@ def announced_port_range() -> range:
 
 
 GO_ON_PREFIX = b'{"go-on'  # canonical JSON of an offer or a continuation's signature (`go_on`)
-MAX_GO_ON_BYTES = 64 << 10
+MAX_GO_ON_BYTES = 256 << 10  # a whole signed continuation, with the rounds played so far (the mesh's limit)
 
 
 def free_port(host: str) -> int:
@@ -188,6 +188,7 @@ class TableRunner:
         self._offers: dict[int, JSONObject] = {}
         self._go_on_sigs: dict[tuple[str, int], str] = {}  # this seat's own signatures on a continuation
         self._go_on_sent: dict[int, list[tuple[str, int, str]]] = {}  # from each seat: (table, signer, signature)
+        self._go_on_plans: dict[int, JSONObject] = {}  # from each seat: a continuation it holds signed by all
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -482,9 +483,11 @@ class TableRunner:
             raw = decode(data, MAX_GO_ON_BYTES)
         except ProtocolError:
             return
-        offer, sig = raw.get("go-on"), raw.get("go-on-sig")
+        offer, sig, whole = raw.get("go-on"), raw.get("go-on-sig"), raw.get("go-on-plan")
         if isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
             self._offers[seat] = offer
+        elif isinstance(whole, dict) and len(raw) == 1:
+            self._go_on_plans[seat] = whole  # the latest whole signed continuation from this seat
         elif isinstance(sig, dict) and len(raw) == 1:
             table, signer, signature = sig.get("table"), sig.get("seat"), sig.get("sig")
             if isinstance(table, str) and isinstance(signer, int) and isinstance(signature, str):
@@ -565,8 +568,21 @@ class TableRunner:
                     mesh.broadcast(canonical({"go-on-sig": body}))
             wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
 
+            def take_whole() -> None:
+                """Signatures from a whole signed continuation another seat passed on (each checked)."""
+                for raw_plan in self._go_on_plans.values():
+                    got = raw_plan.get("signatures")
+                    if not isinstance(got, list) or len(got) != len(plan.seats):
+                        continue
+                    for index, signature in enumerate(got):
+                        with contextlib.suppress(ProtocolError):
+                            plan.check_signature(index, signature)
+                            self._go_on_sigs.setdefault((plan.table_id, index), str(signature))
+
             def holds(key: tuple[str, int]) -> bool:
                 """A signature of seat `key[1]` on the continuation that checks is here (picked)."""
+                if key not in self._go_on_sigs and self._go_on_plans:
+                    take_whole()
                 if key in self._go_on_sigs:
                     return True
                 for sent in self._go_on_sent.values():
@@ -589,6 +605,10 @@ class TableRunner:
             except ProtocolError as exc:
                 log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
                 return None
+            # Passed on whole, so a seat that one signer left out (or whose slots another seat filled with
+            # junk) still holds every signature (P-6.2).
+            with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone
+                mesh.broadcast(canonical({"go-on-plan": signed.to_json()}))
             await self._drain()  # our signature reaches the others before the mesh closes
             return signed
         finally:
