@@ -31,7 +31,7 @@ Phase = Literal[
     "deal",  # waiting for `start_round`; a finished round, if any, is still readable from the state
     "reveal",  # partial knowledge: waiting for `reveal` of late table cards (6th Sense late trump)
     "move",  # waiting for one or more seats' moves (`Expected.kind` says which kind)
-    "audit",  # partial knowledge cannot finish the round: the audit's full-knowledge replay goes on
+    "unsettled",  # partial knowledge: the round is played out but cannot be scored (6th Sense: a hidden prediction)
     "over",  # the game has ended
 ]
 

@@ -595,7 +595,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             return _SPLIT_EXPECTED[r.split_owed]
         if any(r.hand_sizes):
             return _PLAY_EXPECTED[(r.leader + len(r.trick)) % state.players]
-        return _EXPECT_AUDIT  # all cards played, but some prediction is unknown to this peer
+        return _EXPECT_UNSETTLED  # all cards played, but some prediction is unknown to this peer
 
     def legal_moves(self, state: SixthSenseState, seat: int) -> tuple[Move, ...]:
         r = state.round
@@ -750,7 +750,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
         """`apply` of a prediction or a split, or of a play refused for whose turn it is."""
         r = state.round
         if r is None or expected.phase != "move":
-            rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "audit": "S-7.1"}[expected.phase]
+            rule = {"over": "S-7.4", "reveal": "S-8.3", "deal": "S-7.1", "unsettled": "S-7.1"}[expected.phase]
             raise IllegalMove(rule, f"no move is expected now (the game is at '{expected.phase}')", move.seat)
         seat = move.seat
         n = state.players
@@ -880,7 +880,7 @@ class SixthSense(Game[SixthSenseOptions, SixthSenseState, Move, Deal]):
             )
         predictions = r.predictions
         if any(p is None for p in predictions):
-            return _with_round(state, r)  # phase "audit": the scores need every prediction
+            return _with_round(state, r)  # phase "unsettled": the scores need every prediction
         beginner = state.options.beginner
         points = tuple(round_score(p, t, beginner) for p, t in zip(predictions, r.tricks, strict=True) if p is not None)
         totals = tuple(a + b for a, b in zip(state.totals, points, strict=True))
@@ -1040,7 +1040,7 @@ _SPLIT_EXPECTED = tuple(Expected("move", (seat,), "split") for seat in range(6))
 _EXPECT_OVER = Expected("over")
 _EXPECT_DEAL = Expected("deal")
 _EXPECT_REVEAL = Expected("reveal")
-_EXPECT_AUDIT = Expected("audit")
+_EXPECT_UNSETTLED = Expected("unsettled")
 _PREDICTS: tuple[dict[Card, Predict], ...] = tuple(
     {card: Predict(seat, card) for card in _INTERNED.values()} for seat in range(6)
 )

@@ -49,8 +49,8 @@ from engine.playout import shuffled_deal
 from engine.take6 import TAKE6
 from lanplay.bots import NORMAL_BUDGET, Bot
 from lanplay.bots.expert import DEFAULT_BUDGET, ExpertBot
-from lanplay.bots.expert.take6 import Take6Searcher
-from lanplay.games import make_bot
+from lanplay.games import make_bot, searcher_for
+from lanplay.games.take6.search import Take6Searcher
 
 PLAYERS = {"sixth-sense": 4, "take6": 4, "sixes": 5}
 GAMES = tuple(PLAYERS)
@@ -106,7 +106,7 @@ class RandomPlayoutSearcher(Take6Searcher):
 
 def build(game_id: str, kind: str, seed: int, budget: float) -> Bot:
     if kind == "mcs-200":
-        bot = ExpertBot(game_id, seed, samples=MCS_PLAYOUTS)
+        bot = ExpertBot(searcher_for(game_id), seed, samples=MCS_PLAYOUTS)
         bot.searcher = RandomPlayoutSearcher()
         return bot
     return make_bot(game_id, kind, seed, budget if kind == "expert" else None)
@@ -323,7 +323,7 @@ def report(match: Match, rows: list[RoundResult]) -> None:
             emit(f"sixes {s} minus {ref} net chips per round (duplicate)", mean(diff), "chips", mean_ci(diff), n)
 
 
-# --sixes-variants: (name, weights) with the weights of `lanplay.bots.sixes` (OWN_CARD, OWN_NEXT,
+# --sixes-variants: (name, weights) with the weights of `lanplay.games.sixes.bot` (OWN_CARD, OWN_NEXT,
 # GIFT_NEAR, GIFT_FAR, MOBILITY), then RESERVE (subtracted when the play leaves no own card playable)
 # and DEPTH (an own card beyond counts that much less per step it lies further off).
 SIXES_VARIANTS: tuple[tuple[str, tuple[float, ...]], ...] = (
@@ -350,7 +350,7 @@ class SixesVariant:
 
     def choose(self, game: Any, view: Any, seat: int) -> Any:
         from engine.sixes import opened_by
-        from lanplay.bots.sixes import _CHAINS
+        from lanplay.games.sixes.bot import _CHAINS
 
         own_card, own_next, gift_near, gift_far, mobility, reserve, depth = self.weights
         moves = game.legal_moves(view, seat)

@@ -31,8 +31,8 @@ from bench_bots import PLAYERS, emit, mean, mean_ci, proportion_ci
 from engine.playout import shuffled_deal
 from engine.sixes import SIXES, SixesState
 from lanplay.bots.expert import ExpertBot, playout
-from lanplay.bots.expert.sixes import SixesSearcher
-from lanplay.games import make_bot
+from lanplay.games import make_bot, searcher_for
+from lanplay.games.sixes.search import SixesSearcher
 
 GAME = SIXES
 SEATS = PLAYERS["sixes"]
@@ -70,7 +70,7 @@ def oracle_round(index: int) -> tuple[bool, bool]:
         bots: dict[int, Any] = {s: make_bot("sixes", "heuristic", 1000 * index + s) for s in range(SEATS)}
         searcher = TruthSearcher()
         if oracle:
-            bots[seat] = ExpertBot("sixes", seed=7_000_000 + index, samples=ORACLE_WORLDS)
+            bots[seat] = ExpertBot(searcher_for("sixes"), seed=7_000_000 + index, samples=ORACLE_WORLDS)
             bots[seat].searcher = searcher
             searcher.confidence = 0.0  # the true world: the best mean is the best move
         state = deal(index)

@@ -16,7 +16,7 @@ from engine.sixth_sense import SIXTH_SENSE
 from engine.take6 import TAKE6
 from lanplay.bots import BOT_LEVELS
 from lanplay.bots.expert import ExpertBot
-from lanplay.games import make_bot
+from lanplay.games import make_bot, searcher_for
 
 
 @pytest.mark.parametrize(("game", "players", "options"), ALL_CASES, ids=lambda v: str(getattr(v, "id", v)))
@@ -41,7 +41,9 @@ def test_same_seed_and_view_same_move_at_every_level(level: str, game: AnyGame, 
     rng = random.Random(f"{level} {game.id}")
 
     def bot() -> Any:
-        return make_bot(game.id, level, 17) if level == "easy" else ExpertBot(game.id, seed=17, samples=3)
+        if level == "easy":
+            return make_bot(game.id, level, 17)
+        return ExpertBot(searcher_for(game.id), seed=17, samples=3)
 
     for state, seat in random_states(game, players, game.options_from_json({}), rng, 4):
         view = game.view(state, seat)
@@ -69,5 +71,8 @@ def test_sixes_holds_the_six_that_opens_only_the_others_runs(level: str) -> None
     state = _sixes(hands, columns, 0)
     assert set(SIXES.legal_moves(state, 0)) == {SixesPlay(0, "O5"), SixesPlay(0, "E6")}
     for seed in range(3):
-        bot = ExpertBot("sixes", seed=seed, samples=30) if level == "expert" else make_bot("sixes", level, seed)
+        if level == "expert":
+            bot = ExpertBot(searcher_for("sixes"), seed=seed, samples=30)
+        else:
+            bot = make_bot("sixes", level, seed)
         assert bot.choose(SIXES, SIXES.view(state, 0), 0) == SixesPlay(0, "O5")

@@ -1,6 +1,6 @@
-"""The expert bots (lanplay/bots/expert): legal moves from a seat's view alone under every option,
-worlds consistent with what the seat knows, the obvious move in hand-made positions, and the same
-move for the same seed and view. Fixed sample counts keep these fast and deterministic."""
+"""The expert bots (lanplay/bots/expert.py with each game's lanplay/games/GAME/search.py): legal moves from a
+seat's view alone under every option, worlds consistent with what the seat knows, the obvious move in hand-made
+positions, and the same move for the same seed and view. Fixed sample counts keep these fast and deterministic."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from engine.sixth_sense import (
 from engine.take6 import TAKE6, Take6Options, Take6State
 from engine.take6 import Play as Take6Play
 from lanplay.bots import BOT_KINDS, BOT_LEVELS, NORMAL_BUDGET, RandomBot
-from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, ExpertBot, budget_from_env, deal_hidden, searcher_for
-from lanplay.bots.expert.sixes import choices_by_seat, log_likelihood
-from lanplay.games import make_bot
+from lanplay.bots.expert import BUDGET_ENV, DEFAULT_BUDGET, ExpertBot, budget_from_env, deal_hidden
+from lanplay.games import make_bot, searcher_for
+from lanplay.games.sixes.search import choices_by_seat, log_likelihood
 
 AnyGame = Game[Any, Any, Any, Any]
 
@@ -118,7 +118,7 @@ def test_only_legal_moves_and_only_from_the_view(game: AnyGame, players: int, op
     state (S-4.2, T-3.1, X-2.3/X-2.4 …), and the bot never touches what its seat cannot see."""
     rng = random.Random(f"{game.id} {players} {options}")
     for state, seat in random_states(game, players, options, rng, 4):
-        bot = ExpertBot(game.id, seed=rng.randrange(1000), samples=1)
+        bot = ExpertBot(searcher_for(game.id), seed=rng.randrange(1000), samples=1)
         move = bot.choose(game, trapped_view(game, state, seat), seat)
         assert move in game.legal_moves(state, seat)
         game.apply(state, move)
@@ -166,11 +166,11 @@ def test_same_seed_and_view_same_move(game: AnyGame) -> None:
     players = {SIXTH_SENSE.id: 4, TAKE6.id: 4, SIXES.id: 5}[game.id]
     rng = random.Random(5)
     states = random_states(game, players, game.options_from_json({}), rng, 6)
-    used = ExpertBot(game.id, seed=11, samples=3)
+    used = ExpertBot(searcher_for(game.id), seed=11, samples=3)
     for state, seat in states:
         view = game.view(state, seat)
-        first = ExpertBot(game.id, seed=11, samples=3).choose(game, view, seat)
-        assert ExpertBot(game.id, seed=11, samples=3).choose(game, view, seat) == first
+        first = ExpertBot(searcher_for(game.id), seed=11, samples=3).choose(game, view, seat)
+        assert ExpertBot(searcher_for(game.id), seed=11, samples=3).choose(game, view, seat) == first
         assert used.choose(game, view, seat) == first  # after other decisions too
 
 
@@ -191,7 +191,7 @@ def test_make_bot_offers_the_expert_and_reads_the_budget(monkeypatch: pytest.Mon
     normal = make_bot("sixth-sense", "normal", 3)
     assert isinstance(normal, ExpertBot) and normal.budget == NORMAL_BUDGET < DEFAULT_BUDGET
     with pytest.raises(ValueError, match="at least 1"):
-        ExpertBot("take6", samples=0)
+        ExpertBot(searcher_for("take6"), samples=0)
 
 
 def test_only_the_sixth_sense_prediction_takes_more_than_one_budget() -> None:
@@ -243,7 +243,8 @@ def test_take6_plays_the_only_card_that_takes_no_row() -> None:
     rows = ((1, 2, 3, 4, 5), (20, 21), (30,), (40,))
     state = take6_state(rows, ((7, 22), (6, 41)), logic=True)
     for seed in range(3):
-        assert ExpertBot("take6", seed=seed, samples=3).choose(TAKE6, TAKE6.view(state, 0), 0) == Take6Play(0, 22)
+        bot = ExpertBot(searcher_for("take6"), seed=seed, samples=3)
+        assert bot.choose(TAKE6, TAKE6.view(state, 0), 0) == Take6Play(0, 22)
 
 
 def test_sixth_sense_wins_the_trick_it_needs() -> None:
@@ -271,7 +272,7 @@ def test_sixth_sense_wins_the_trick_it_needs() -> None:
     state = SixthSenseState(4, SixthSenseOptions(), 1, 3, (0,) * 4, (), r, False)
     assert set(SIXTH_SENSE.legal_moves(state, 3)) == {Play(3, card("G3")), Play(3, card("R1"))}
     for seed in range(3):
-        bot = ExpertBot("sixth-sense", seed=seed, samples=6)
+        bot = ExpertBot(searcher_for("sixth-sense"), seed=seed, samples=6)
         assert bot.choose(SIXTH_SENSE, SIXTH_SENSE.view(state, 3), 3) == Play(3, card("G3"))
 
 
@@ -284,7 +285,8 @@ def test_sixes_opens_its_own_run_not_the_others() -> None:
     r = SixesRound(0, hands, (3, 2, 4), columns, playable, 0, 2, None, 0)
     state = SixesState(3, SixesOptions(), 1, (5, 5, 5), 3, r, False)
     for seed in range(3):
-        assert ExpertBot("sixes", seed=seed, samples=8).choose(SIXES, SIXES.view(state, 0), 0) == SixesPlay(0, "O5")
+        bot = ExpertBot(searcher_for("sixes"), seed=seed, samples=8)
+        assert bot.choose(SIXES, SIXES.view(state, 0), 0) == SixesPlay(0, "O5")
 
 
 def test_sixes_reads_hands_from_the_cards_a_seat_chose() -> None:

@@ -1,4 +1,4 @@
-"""The 6 nimmt! expert's own parts (lanplay/bots/expert/take6.py): its fast playout policy makes the
+"""The 6 nimmt! expert's own parts (lanplay/games/take6/search.py): its fast playout policy makes the
 heuristic's choices, and hand-made positions where the search must find the move."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from test_bots_expert import random_states
 
 from engine.take6 import TAKE6, Take6Options, Take6State, TakeRow
 from lanplay.bots.expert import ExpertBot
-from lanplay.bots.expert.take6 import FastHeuristic
-from lanplay.bots.take6 import Take6Bot
+from lanplay.games import searcher_for
+from lanplay.games.take6.bot import Take6Bot
+from lanplay.games.take6.search import FastHeuristic
 
 OPTIONS = [Take6Options(t, lg, p) for t in (False, True) for lg in (False, True) for p in (False, True)]
 
@@ -55,4 +56,4 @@ def test_takes_the_row_that_its_next_card_would_otherwise_fill(logic: bool) -> N
     view = TAKE6.view(state, 0)
     assert Take6Bot(0).choose(TAKE6, view, 0) == TakeRow(0, 1)  # the cheapest row
     for seed in range(3):
-        assert ExpertBot("take6", seed=seed, samples=3).choose(TAKE6, view, 0) == TakeRow(0, 0)
+        assert ExpertBot(searcher_for("take6"), seed=seed, samples=3).choose(TAKE6, view, 0) == TakeRow(0, 0)

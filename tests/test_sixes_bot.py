@@ -1,4 +1,4 @@
-"""The heuristic Sixes bot (lanplay/bots/sixes.py): legal from a seat's view only, deterministic per
+"""The heuristic Sixes bot (lanplay/games/sixes/bot.py): legal from a seat's view only, deterministic per
 seed, plays toward its own cards and holds blockers (X-2.3), and beats random players."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from engine.playout import play_game, shuffled_deal
 from engine.record import replay_text
 from engine.sixes import SIXES, Pass, Play, SixesOptions, SixesState
 from lanplay.bots import RandomBot, bot_chooser
-from lanplay.bots.sixes import SixesBot, play_score
 from lanplay.games import make_bot
+from lanplay.games.sixes.bot import SixesBot, play_score
 
 GAME = SIXES
 

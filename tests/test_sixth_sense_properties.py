@@ -73,7 +73,7 @@ def test_random_games_keep_the_rules_and_views_agree(game: dict[str, Any]) -> No
     * points follow S-7.2/S-7.3/S-8.1, totals are the sum of round points, winners per S-7.4/S-8.2;
     * the dealer rotates (S-2.5) and the number of rounds is S-2.2's (without target);
     * a peer's view never refuses a move the full-knowledge check accepts, sees the same public
-      state, waits for `reveal` with late trump (S-8.3) and ends each round in phase "audit".
+      state, waits for `reveal` with late trump (S-8.3) and ends each round in phase "unsettled".
     """
     n = game["players"]
     opts = options(game["beginner"], game["target"], game["late_trump"])
@@ -131,7 +131,7 @@ def test_random_games_keep_the_rules_and_views_agree(game: dict[str, Any]) -> No
         totals = [a + b for a, b in zip(totals, r.points, strict=True)]
         assert GAME.totals(state) == tuple(totals)
         for seat, view in enumerate(views):
-            assert GAME.expected(view).phase == "audit"
+            assert GAME.expected(view).phase == "unsettled"
             assert view.round is not None and view.round.tricks == r.tricks
             assert view.round.predictions[seat] == r.predictions[seat]
     assert dealers == [(dealers[0] + i) % n for i in range(len(dealers))]  # S-2.5

@@ -844,8 +844,8 @@ def test_partial_refuses_a_colour_the_seat_showed_it_lacks() -> None:
     refused("S-4.2", view, "1:R13", match="R")
 
 
-def test_partial_round_ends_in_audit() -> None:
-    """S-7.1: a peer cannot score with hidden predictions: the round ends in phase "audit"."""
+def test_partial_round_ends_unsettled() -> None:
+    """S-7.1: a peer cannot score with hidden predictions: the round ends in phase "unsettled"."""
     rng = random.Random(11)
     full = start(3)
     views = [GAME.view(full, seat) for seat in range(3)]
@@ -858,7 +858,7 @@ def test_partial_round_ends_in_audit() -> None:
         ]
     assert GAME.expected(full).phase == "deal"
     for view in views:
-        assert GAME.expected(view).phase == "audit"
+        assert GAME.expected(view).phase == "unsettled"
         assert view.round is not None and view.round.points is None
         assert view.round.tricks == full.round.tricks  # type: ignore[union-attr]
         with pytest.raises(IllegalMove):

@@ -10,8 +10,8 @@ import pytest
 from engine.playout import play_game, shuffled_deal
 from engine.take6 import TAKE6, Play, Take6Options, TakeRow
 from lanplay.bots import RandomBot, bot_chooser
-from lanplay.bots.take6 import Take6Bot
 from lanplay.games import make_bot
+from lanplay.games.take6.bot import Take6Bot
 
 ALL_OPTIONS = [Take6Options(t, lg, p) for t in (False, True) for lg in (False, True) for p in (False, True)]
 

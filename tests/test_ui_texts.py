@@ -9,6 +9,7 @@ test picks exactly the cards it needs.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from typing import Any
@@ -21,7 +22,7 @@ from lanplay.cli.local import play_local
 from lanplay.games.sixth_sense.words import trick_story
 from lanplay.ui.app import too_small_text
 from lanplay.ui.lines import plain, ranks, wrap_path
-from lanplay.ui.local_table import move_events
+from lanplay.ui.local_table import LocalTable, move_events
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import game_over_lines, hand_area, screen_text
 
@@ -356,6 +357,38 @@ def test_plain_sixes_in_dutch() -> None:
     text = plain_game("sixes", {"chips": 1}, 3, "nl")
     assert "Oros" in text and "Jouw hand" in text and "Eindstand" in text
     assert "1 fiches" not in text
+
+
+@pytest.mark.parametrize(("game_id", "options", "bots"), [("take6", {}, 3), ("sixth-sense", {}, 2), ("sixes", {}, 3)])
+def test_plain_tells_every_line_of_the_offline_tables_log(game_id: str, options: dict[str, object], bots: int) -> None:
+    """`--plain` is the offline table printed: the same seed and the same typed numbers on the full screen's
+    `LocalTable` leave a log whose every line `--plain` printed, in order (round ends included)."""
+    from engine.games import get_game
+
+    game = get_game(game_id)
+    top = 105 if game_id == "take6" else 15
+    numbers = [str(n) for _ in range(60) for n in range(1, top)]
+    model = TableModel(game, ("Ann", *(f"Bot {i}" for i in range(1, bots + 1))), 0)
+    table = LocalTable(model, game.options_from_json(options), bot_delay=0.0, seed=3, pause_between_rounds=False)
+
+    async def play() -> None:
+        run = asyncio.create_task(table.run())
+        typed = iter(numbers)
+        while not run.done():
+            await asyncio.sleep(0)
+            while model.moves and not run.done():  # as --plain reads them: the next number, whole
+                index = model.index_for_number(next(typed))
+                if index is not None:
+                    model.choose(index)
+                    model.set_error(None)
+        await run
+
+    asyncio.run(play())
+    printed = iter(plain_game(game_id, options, bots).splitlines())
+    # (a log line may follow the prompt on its line: the prompt waits for input without a newline)
+    missing = [e.text("en") for e in model.log if not any(line.endswith("  " + e.text("en")) for line in printed)]
+    assert model.log and missing == []
+    assert sum("local game, no audit needed" in e.text("en") for e in model.log) == len(table.rounds)
 
 
 @pytest.mark.parametrize("lang", ["en", "nl"])

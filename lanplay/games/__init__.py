@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from engine.games import all_games, get_game
 from engine.record import Replay
 from lanplay.bots import BOT_KINDS, NORMAL_BUDGET, Bot, RandomBot
-from lanplay.bots.expert import ExpertBot
+from lanplay.bots.expert import ExpertBot, Searcher
 from lanplay.games import sixes, sixth_sense, take6
 from lanplay.games.bundle import GameBundle
 from lanplay.ui.describe import int_or_none, seat_name
@@ -27,17 +27,25 @@ def game_bundle(game_id: str) -> GameBundle:
     return bundle
 
 
+def searcher_for(game_id: str) -> Searcher:
+    """A fresh searcher of the game's bundle for one expert bot (it keeps state between decisions)."""
+    bundle = _BY_ID.get(game_id)
+    if bundle is None:
+        raise ValueError(f"no expert bot for game {game_id!r}")
+    return bundle.searcher()
+
+
 def make_bot(game_id: str, kind: str, seed: int | None = None, budget: float | None = None) -> Bot:
     """A bot by kind (`BOT_KINDS`): "easy" or "random" (a random legal move), "normal" (the expert's
-    search at `NORMAL_BUDGET` a decision), "expert" (the search, lanplay/bots/expert; `budget`
-    seconds a decision, default LANPLAY_BOT_BUDGET or 0.25), or "heuristic" (each game's own
-    rule-of-thumb player, no search)."""
+    search at `NORMAL_BUDGET` a decision), "expert" (the search, lanplay/bots/expert.py with the game's
+    searcher; `budget` seconds a decision, default LANPLAY_BOT_BUDGET or 0.25), or "heuristic" (each
+    game's own rule-of-thumb player, no search)."""
     if kind in ("easy", "random"):
         return RandomBot(seed)
     if kind == "normal":
-        return ExpertBot(game_id, seed, NORMAL_BUDGET)
+        return ExpertBot(searcher_for(game_id), seed, NORMAL_BUDGET)
     if kind == "expert":
-        return ExpertBot(game_id, seed, budget)
+        return ExpertBot(searcher_for(game_id), seed, budget)
     if kind != "heuristic":
         raise ValueError(f"unknown bot kind {kind!r}: use one of {', '.join(BOT_KINDS)}")
     bundle = _BY_ID.get(game_id)

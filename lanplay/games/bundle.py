@@ -3,7 +3,8 @@ lanplay/games/__init__.py. Nothing outside a game's bundle and that list names a
 
 A bundle holds the game's rules (its engine module, engine/GAME.py, listed in engine/games.py), how its table
 is drawn and its choices offered (`GameLook`, the bundle's look.py), how its cards, moves and rounds are told
-(`GameWords`, its words.py), its rule-of-thumb bot (lanplay/bots/GAME.py) and the option form the lobby offers.
+(`GameWords`, its words.py), its rule-of-thumb bot (bot.py), its part of the expert search (`Searcher`, search.py)
+and the option form the lobby offers.
 Its rules text for `lanplay rules` is lanplay/rules/GAME.md; its words in both languages are in
 lanplay/ui/i18n.py.
 """
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 from engine.api import Game, IllegalMove
 from lanplay.bots import Bot
+from lanplay.bots.expert import Searcher
 from lanplay.ui.i18n import Msg
 from lanplay.ui.lines import Lines
 from lanplay.ui.values import Choice, Event, RoundResult, TableView
@@ -66,6 +68,7 @@ class GameBundle:
     look: GameLook
     words: GameWords
     heuristic: Callable[[int | None], Bot]  # its rule-of-thumb bot, from a seed
+    searcher: Callable[[], Searcher]  # a fresh searcher for one expert bot (it keeps state between decisions)
     form: tuple[tuple[str, tuple[object, ...]], ...]  # the lobby's option form: key, values it cycles through
 
     @property

@@ -43,7 +43,11 @@ def bot_delay_from_env(default: float = DEFAULT_BOT_DELAY) -> float:
 
 
 class LocalTable:
-    """Runs one game against bots and feeds `model`; the model's confirmed moves come back by `submit`."""
+    """Runs one game against bots and feeds `model`; the model's confirmed moves come back by `submit`.
+
+    The one offline loop: the full screen (`lanplay play --offline`) answers through the model's keys, and
+    `--plain` (lanplay/cli/local.py) is this table with its hooks (`dealt`, `decide`, `moved`, `round_ended`)
+    printing the model and reading typed numbers."""
 
     def __init__(
         self,
@@ -106,10 +110,12 @@ class LocalTable:
                 break
             if expected.phase == "deal":
                 self._deal()
+                self.dealt()
                 continue
             if expected.phase != "move":
                 raise RuntimeError(f"a full-knowledge game cannot be in phase {expected.phase!r}")
             await self._collect(expected.seats)
+            self.moved()
             if game.expected(self.state).phase in ("deal", "over"):
                 await self._round_over()
         self.finished = True
@@ -138,6 +144,7 @@ class LocalTable:
             self._human = loop.create_future()
             self._offered = self.game.legal_moves(self.state, self.me)
             self.model.set_decision(self._offered)
+            self.decide()
         applied_human = False
         for seat in seats:
             if seat == self.me:
@@ -179,12 +186,27 @@ class LocalTable:
             model.add_round_result(result)
         model.add_events(round_end_events(model, self.state))
         model.set_audit(round_no, True, "audit_local")
+        self.round_ended()
         if self.game.expected(self.state).phase == "over" or not self.pause_between_rounds:
             return
         self._continue = asyncio.get_running_loop().create_future()
         model.ask_continue()
         await self._continue
         self._continue = None
+
+    # --- hooks: a front end that is not the full screen follows the game here (nothing by default) ---------------
+    def dealt(self) -> None:
+        """A round was dealt and its start told."""
+
+    def decide(self) -> None:
+        """This seat owes a move now, offered on the model: the full screen's keys answer through `submit`
+        whenever they come; a front end that asks in turn answers here."""
+
+    def moved(self) -> None:
+        """The moves owed were made and told."""
+
+    def round_ended(self) -> None:
+        """The round is over: its result and the totals are told."""
 
     # --- views and records ---------------------------------------------------------------------------
     def view(self) -> Any:

@@ -27,7 +27,7 @@ from engine.sixth_sense import (
     round_score,
 )
 from lanplay.bots.expert import deal_hidden
-from lanplay.bots.sixth_sense import (
+from lanplay.games.sixth_sense.bot import (
     SixthSenseBot,
     card_strength,
     expected_tricks,

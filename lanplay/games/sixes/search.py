@@ -38,7 +38,7 @@ from typing import Any
 
 from engine.sixes import DECK, SIXES, Card, SixesRound, SixesState, on_table, opened_by
 from lanplay.bots.expert import deal_hidden
-from lanplay.bots.sixes import SixesBot, move_score
+from lanplay.games.sixes.bot import SixesBot, move_score
 
 SLIP = 0.02  # probability that a heuristic-like seat's choice is not the heuristic's (the inference's softness)
 TYPE_PRIOR = 0.8  # prior probability that another seat plays like the heuristic (else: any legal card)

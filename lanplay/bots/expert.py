@@ -8,8 +8,9 @@ little randomness) on the real engine, and scores the end of the round for its s
 candidate is played out once per world with the same random numbers (common random numbers, so
 a difference in results is the move's and not the dice's); the move with the best total wins.
 
-What a game contributes is a `Searcher`: how to sample a world, which moves to search, the
-playout policy, and what the end of a round is worth. The rules stay in `engine/`.
+What a game contributes is a `Searcher` (its bundle's search.py, lanplay/games/GAME/): how to sample a
+world, which moves to search, the playout policy, and what the end of a round is worth. The rules stay
+in `engine/`.
 
 Determinism: the search's random numbers come from the bot's seed and the view alone (a digest
 of both), and playouts run in whole batches (one world, every candidate), so the result after k
@@ -157,34 +158,19 @@ def playout(game: AnyGame, searcher: Searcher, world: Any, move: Any, seat: int,
     return searcher.utility(state, seat)
 
 
-def searcher_for(game_id: str) -> Searcher:
-    if game_id == "sixth-sense":
-        from lanplay.bots.expert.sixth_sense import SixthSenseSearcher
-
-        return SixthSenseSearcher()
-    if game_id == "take6":
-        from lanplay.bots.expert.take6 import Take6Searcher
-
-        return Take6Searcher()
-    if game_id == "sixes":
-        from lanplay.bots.expert.sixes import SixesSearcher
-
-        return SixesSearcher()
-    raise ValueError(f"no expert bot for game {game_id!r}")
-
-
 class ExpertBot:
-    """The search bot. `budget`: seconds per decision (default LANPLAY_BOT_BUDGET, else 0.25 s);
-    `samples`: a fixed number of sampled worlds per decision instead (deterministic)."""
+    """The search bot for one game, given that game's `searcher` (its bundle's, lanplay/games/GAME/search.py).
+    `budget`: seconds per decision (default LANPLAY_BOT_BUDGET, else 0.25 s); `samples`: a fixed number of
+    sampled worlds per decision instead (deterministic)."""
 
     name = "expert"  # for the normal level too: a network seat runs a bot of this name off the event loop
 
     def __init__(
-        self, game_id: str, seed: int | None = None, budget: float | None = None, samples: int | None = None
+        self, searcher: Searcher, seed: int | None = None, budget: float | None = None, samples: int | None = None
     ) -> None:
         if samples is not None and samples < 1:
             raise ValueError(f"an expert bot needs at least 1 sampled world per decision, not {samples}")
-        self.searcher = searcher_for(game_id)
+        self.searcher = searcher
         self.seed = seed if seed is not None else random.randrange(1 << 62)
         self.budget = budget if budget is not None else budget_from_env()
         if not 0 < self.budget <= 60:

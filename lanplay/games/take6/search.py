@@ -7,7 +7,7 @@ made from its sampled hand by the playout policy, as it would have chosen withou
 With logic the hands are public and only those hidden choices are sampled. A world's round is
 played out to its end (T-3.6); it is worth minus the bullheads this seat took in it.
 
-The playout policy is the heuristic (`lanplay.bots.take6.Take6Bot`) itself, computed on the
+The playout policy is the heuristic (`lanplay.games.take6.bot.Take6Bot`) itself, computed on the
 world's full state by `FastHeuristic` with what every seat of one turn shares worked out once:
 the same choices as the heuristic on each seat's view, several times faster, so more worlds fit
 in the time budget.
@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.take6 import BULLHEADS, HIDDEN, MAX_CARD, ROW_LIMIT, TAKE6, Pick, Play, Take6State, TakeRow
 from lanplay.bots.expert import deal_hidden
-from lanplay.bots.take6 import MEAN_BULLHEADS, Take6Bot, _exactly
+from lanplay.games.take6.bot import MEAN_BULLHEADS, Take6Bot, _exactly
 
 PICK_CANDIDATES = 6  # cards searched when drafting (logic)
 
