@@ -16,12 +16,6 @@ SECRETS_FORKS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.2/P-6.4: another version of the forker's secrets to some of the four honest seats of a 5-seat "
-    "table (the first leaves after round 1): some honest seats confirm the round and finish, one confirms nothing "
-    "and stays in 'ending' waiting for nobody (replays: the commands beside SECRETS_FORKS)",
-)
 @pytest.mark.parametrize("spec", SECRETS_FORKS, ids=[f"{s.game}-{s.seed}" for s in SECRETS_FORKS])
 def test_another_version_of_the_secrets_to_some_seats_leaves_every_honest_seat_on_one_record(spec: Spec) -> None:
     check(run(spec), 0, exposed=True)

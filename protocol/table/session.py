@@ -135,6 +135,7 @@ class TableSession:
         # One proof per exposed seat: of the proofs against it, the least by digest, so every honest seat,
         # passing each smaller one on, writes the same one into its record (P-6.2).
         self.proofs: dict[int, JSONObject] = {}
+        self._faulted_rounds: set[int] = set()  # rounds a proof showed a fault in their record's making
         self._proof_digests: dict[int, str] = {}
         self.convictions: dict[int, Conviction] = {}
         self.left: set[int] = set()
@@ -450,7 +451,11 @@ class TableSession:
         except ProtocolError as exc:
             self._out.append(Refused(None, exc.rule, f"a proof that shows nothing: {exc.message}"))
             return
-        if self.carried <= round_of < len(self.rounds) and not self.finished and self._about_record(proof, round_of):
+        about_record = self._about_record(proof, round_of)
+        if about_record and round_of not in self._faulted_rounds:
+            self._faulted_rounds.add(round_of)  # whichever proof is kept for the seat, this round is faulted
+            self.last_kept = True  # so a restart from the journal finds it faulted too (P-5.6)
+        if self.carried <= round_of < len(self.rounds) and not self.finished and about_record:
             # Even where the seat is exposed already: another proof (a fork of its secrets) may have come
             # first, and this one (the audit they fail) is what undoes the round. Kept, so a restart
             # from the journal undoes it too (P-5.6).
@@ -996,7 +1001,11 @@ class TableSession:
         # A round before this one was undone here (`_unconfirm`): this one is over unconfirmed, as at
         # every seat that took the same stop or proof, and no record lands at another round's place.
         voided = any(_voids(body) for _, _, body in ledger.stops) or len(self.rounds) != self.round_index
-        if audit.complete and not self.convictions and audit.record is not None and not ledger.faults and not voided:
+        # An exposure voids the round only where its proof lies in what the round's record was built from
+        # (`_about_record`): the same test that undoes a round confirmed before the proof came, so whichever
+        # came first at a seat, the proof or its audit, every seat ends with the same rounds (P-6.2).
+        faulted = self.round_index in self._faulted_rounds
+        if audit.complete and not faulted and audit.record is not None and not ledger.faults and not voided:
             self.rounds.append(audit.record)
             self.state = audit.state
             self._out.append(RoundConfirmed(self.round_index, self.game.round_report(audit.state)))
