@@ -895,8 +895,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 while ends[below + 1] < key:
                     below += 1
                 if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
-                    # ever the first card: `below` never falls, so the whole turn is still pending)
-                    return self._owe_row(state, rows, penalty, totals, pending, hands, sizes, out, ends, plays)
+                    # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
+                    # and the rows and their ends are still the state's: kept as they are, not copied)
+                    return self._owe_row(
+                        state, state.rows, penalty, totals, pending, hands, sizes, out,
+                        known_ends if known_ends is not None and known_ends is state._ends else tuple(ends), plays,
+                    )
                 row_index = ends[below] & 3
                 ends[below] = codes[row_index]
                 row = rows[row_index]
@@ -920,18 +924,19 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     @staticmethod
     def _owe_row(
         state: Take6State,
-        rows: list[tuple[int, ...]],
+        rows: Sequence[tuple[int, ...]],
         penalty: tuple[int, ...],
         totals: tuple[int, ...],
         pending: Sequence[tuple[int, int]],
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
-        ends: list[int] | None,
+        ends: Sequence[int] | None,
         plays: tuple[tuple[Play, ...] | None, ...] | None,
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take.
-        `ends`: the coded ends of `rows` (`Take6State._ends`), or None; `plays` as `_place` has them."""
+        `ends`: the coded ends of `rows` (`Take6State._ends`), or None; `plays` as `_place` has them.
+        A tuple given for `rows` or `ends` is kept as it is."""
         n = state.players
         return _new_turn(
             n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,

@@ -59,19 +59,20 @@ def finish_round(game: Game[Any, Any, Any, Any], state: Any, rng: random.Random,
     the one move gives): both only make the harness cheaper, not the engine (docs/ENGINE.md has the
     figures with and without)."""
     uniform = rng.random
+    expected_of, legal_moves, apply = game.expected, game.legal_moves, game.apply  # bound once per round
     while True:
-        expected = game.expected(state)
+        expected = expected_of(state)
         if expected.phase != "move":
             return state
         if bots is None:
             seats = expected.seats
             if len(seats) == 1:
-                legal = game.legal_moves(state, seats[0])
-                state = game.apply(state, legal[int(uniform() * len(legal))])
+                legal = legal_moves(state, seats[0])
+                state = apply(state, legal[int(uniform() * len(legal))])
                 continue
             moves = []
             for seat in seats:
-                legal = game.legal_moves(state, seat)
+                legal = legal_moves(state, seat)
                 moves.append(legal[int(uniform() * len(legal))])
         else:
             moves = [bots[seat].choose(game, game.view(state, seat), seat) for seat in expected.seats]
