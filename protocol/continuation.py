@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.api import RuleError
 from engine.games import get_game
-from engine.record import BotSeat, RoundRecord
+from engine.record import RoundRecord
 from protocol.encoding import JSONObject, canonical, check_table_id, h2b, sha256_hex
 from protocol.errors import ProtocolError
 from protocol.identity import SIGNATURE_BYTES, Identity, PublicIdentity
@@ -32,13 +32,14 @@ from protocol.plan import (
     MAX_NAME_CHARS,
     PlanError,
     SeatInfo,
-    bot_seats,
     bot_vouch,
+    check_all_signed,
     check_mesh_address,
     check_patience,
     check_seat_signature,
     check_table,
     sign_as_seat,
+    table_settings,
 )
 from protocol.table.messages import is_digest
 from protocol.table.values import TableSettings
@@ -175,25 +176,13 @@ class Continuation:
     def verify(self) -> None:
         """`check`, and every seat signed this very continuation."""
         self.check()
-        if len(self.signatures) != len(self.seats):
-            raise PlanError(
-                RULE, f"the continuation carries {len(self.signatures)} signatures for {len(self.seats)} seats"
-            )
-        for seat, signature in enumerate(self.signatures):
-            self.check_signature(seat, signature)
+        check_all_signed(self.seats, self.signatures, self.statement(), "continuation", RULE)
 
     def settings(self) -> TableSettings:
-        return TableSettings(
-            table=self.table_id,
-            game=self.game,
-            options=dict(self.options),
-            seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
-            names=tuple(s.name for s in self.seats),
-            patience=float(self.patience),
-            bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(self.seats)),
-            carried=tuple(self.rounds),
-            continues=(self.prior, self.digest),
-        )
+        return table_settings(
+            self.table_id, self.game, self.options, self.seats, self.patience, tuple(self.rounds),
+            (self.prior, self.digest),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

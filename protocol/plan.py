@@ -235,6 +235,39 @@ def check_seat_signature(
         raise PlanError(rule, f"seat {seat} ({seats[seat].name!r}) did not sign this {what}") from None
 
 
+def check_all_signed(
+    seats: Sequence[SeatInfo], signatures: Sequence[str], statement: bytes, what: str, rule: str = RULE
+) -> None:
+    """`PlanError` unless there is one signature per seat and each is that seat's on `statement`."""
+    if len(signatures) != len(seats):
+        raise PlanError(rule, f"the {what} carries {len(signatures)} signatures for {len(seats)} seats")
+    for seat, signature in enumerate(signatures):
+        check_seat_signature(seats, seat, signature, statement, what, rule)
+
+
+def table_settings(
+    table: str,
+    game: str,
+    options: JSONObject,
+    seats: Sequence[SeatInfo],
+    patience: int,
+    carried: tuple[JSONObject, ...] = (),
+    continues: tuple[str, str] | None = None,
+) -> TableSettings:
+    """Every seat's table settings from a signed plan's fields (a lobby's plan, or a continuation's)."""
+    return TableSettings(
+        table=table,
+        game=game,
+        options=dict(options),
+        seats=tuple(PublicIdentity.from_hex(s.public_key) for s in seats),
+        names=tuple(s.name for s in seats),
+        patience=float(patience),
+        bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(seats)),
+        carried=carried,
+        continues=continues,
+    )
+
+
 def check_game(game_id: str, options: JSONObject, seats: int) -> None:
     """The game knows these options and seats this many (P-6.7), asked of the engine itself, so a
     table it would refuse never starts: `PlanError` with the engine's words."""
@@ -516,22 +549,11 @@ class TablePlan:
             raise PlanError(ORDER_RULE, f"the seat draw does not hold: {exc.message}") from None
         if tuple(roster.seats[i] for i in order) != self.seats:
             raise PlanError(ORDER_RULE, "the seat order is not the one the joint draw gives")
-        if len(self.signatures) != len(self.seats):
-            raise PlanError(RULE, f"the plan carries {len(self.signatures)} signatures for {len(self.seats)} seats")
-        for seat, signature in enumerate(self.signatures):
-            self.check_signature(seat, signature)
+        check_all_signed(self.seats, self.signatures, self.statement(), "plan")
 
     def settings(self) -> TableSettings:
         """Every seat's table settings, all from the signed plan (its patience too, P-5.5)."""
-        return TableSettings(
-            table=self.table_id,
-            game=self.game,
-            options=dict(self.options),
-            seats=tuple(PublicIdentity.from_hex(s.public_key) for s in self.seats),
-            names=tuple(s.name for s in self.seats),
-            patience=float(self.patience),
-            bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(self.seats)),
-        )
+        return table_settings(self.table_id, self.game, self.options, self.seats, self.patience)
 
 
 def build_plan(roster: Roster, commitments: Sequence[Commitment], openings: Sequence[Opening]) -> TablePlan:
