@@ -568,35 +568,27 @@ class TableRunner:
                     mesh.broadcast(canonical({"go-on-sig": body}))
             wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
 
-            def take_whole() -> None:
-                """Signatures from a whole signed continuation another seat passed on (each checked)."""
+            checked: set[tuple[int, str]] = set()  # (signer, signature) already checked: each once
+
+            def collect() -> bool:
+                """Take every signature on this continuation that came (alone, or in a whole signed one
+                another seat passed on) and checks, each checked once; True once every seat's is here."""
+                candidates = [(signer, sig) for sent in self._go_on_sent.values()
+                              for table, signer, sig in sent if table == plan.table_id]  # fmt: skip
                 for raw_plan in self._go_on_plans.values():
                     got = raw_plan.get("signatures")
-                    if not isinstance(got, list) or len(got) != len(plan.seats):
+                    if isinstance(got, list) and len(got) == len(plan.seats):
+                        candidates.extend((index, str(sig)) for index, sig in enumerate(got))
+                for signer, signature in candidates:
+                    if (plan.table_id, signer) in self._go_on_sigs or (signer, signature) in checked:
                         continue
-                    for index, signature in enumerate(got):
-                        with contextlib.suppress(ProtocolError):
-                            plan.check_signature(index, signature)
-                            self._go_on_sigs.setdefault((plan.table_id, index), str(signature))
+                    checked.add((signer, signature))
+                    with contextlib.suppress(ProtocolError, IndexError):
+                        plan.check_signature(signer, signature)
+                        self._go_on_sigs[(plan.table_id, signer)] = signature
+                return all(key in self._go_on_sigs for key in wanted)
 
-            def holds(key: tuple[str, int]) -> bool:
-                """A signature of seat `key[1]` on the continuation that checks is here (picked)."""
-                if key not in self._go_on_sigs and self._go_on_plans:
-                    take_whole()
-                if key in self._go_on_sigs:
-                    return True
-                for sent in self._go_on_sent.values():
-                    for table, signer, signature in sent:
-                        if (table, signer) == key:
-                            try:
-                                plan.check_signature(signer, signature)
-                            except ProtocolError:
-                                continue
-                            self._go_on_sigs[key] = signature
-                            return True
-                return False
-
-            if not await self._until(lambda: all([holds(k) for k in wanted])):
+            if not await self._until(collect):
                 log.warning("not every seat signed the continuation within the table's patience: the game ends")
                 return None
             signed = plan.with_signatures([self._go_on_sigs[k] for k in wanted])
