@@ -168,15 +168,3 @@ class LocalTable:
         self.model.add_event("ev_record_saved", path=str(self.record_path))
         return self.record_path
 
-
-# The networked table's narration, until it tells the same feed (net_table.py).
-def round_start_events(model: TableModel, view: Any, round_no: int) -> list[Any]:
-    return model.words.round_start_events(model, view, round_no)
-
-
-def move_events(model: TableModel, before: Any, move: Any, after: Any) -> list[Any]:
-    return model.words.move_events(model, before, move, after)
-
-
-from lanplay.ui.feed import round_end_events as round_end_events  # noqa: E402
-from lanplay.ui.feed import round_result as round_result  # noqa: E402
