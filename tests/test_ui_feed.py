@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from engine.api import IllegalMove
 from engine.games import get_game
 from lanplay.base.store import load_or_create_identity
 from lanplay.ui import screens
@@ -215,9 +216,9 @@ def test_a_voided_round_and_a_stopped_table_show_the_same_box_from_any_source() 
         assert model.moves
         feed.tell(RoundVoided(1, "audit_stopped", {"reason": "▲Bot 1 left the table"}))
         assert model.moves == () and await offered is None
-        with pytest.raises(Exception, match="no move is expected from you now"):
+        with pytest.raises(IllegalMove, match="no move is expected from you now"):
             feed.submit(game.legal_moves(state, 0)[0])
-        with pytest.raises(Exception, match="no round is waiting to start"):
+        with pytest.raises(IllegalMove, match="no round is waiting to start"):
             feed.submit(CONTINUE)
         feed.tell(TableOver((), (0, 0, 0), None, stopped=True, reason="Bot 1 left the table."))
 

@@ -160,7 +160,8 @@ class TableFeed:
         self.on_resume: Callable[[], None] | None = None
         self._decision: asyncio.Future[Any] | None = None
         self._offered: tuple[Any, ...] = ()
-        self._go_on: asyncio.Future[bool] | None = None
+        self._question: asyncio.Future[Any] | None = None  # a question of the table's own (go on?), not a move
+        self._answers: tuple[Any, ...] = ()
         self._paused = False
         self._resumed = asyncio.Event()
         self._resumed.set()
@@ -244,11 +245,12 @@ class TableFeed:
 
     def submit(self, move: Any) -> None:
         """A move the person confirmed (the model's `submit`); IllegalMove if it is not open now."""
-        if isinstance(move, GoOnAnswer):
-            if self._go_on is None or self._go_on.done():
-                raise IllegalMove("format", "nothing is being asked about going on now")
-            self._go_on.set_result(move.go)
+        question = self._question
+        if question is not None and not question.done() and move in self._answers:
+            question.set_result(move)
             return
+        if isinstance(move, GoOnAnswer):
+            raise IllegalMove("format", "nothing is being asked about going on now")
         if move is CONTINUE:
             if not self._paused:
                 raise IllegalMove("format", "no round is waiting to start")
@@ -267,14 +269,20 @@ class TableFeed:
     async def ask_go_on(self, empty: Sequence[int]) -> bool:
         """P-5.7: go on with a bot in the `empty` seats, or end the game here? The person's answer."""
         self.resume()  # the last round's results were seen, or are moot now
-        self._go_on = answer = asyncio.get_running_loop().create_future()
         self.model.ask_go_on(empty)
+        answer: GoOnAnswer = await self.answer()
+        return answer.go
+
+    async def answer(self) -> Any:
+        """The person's answer to a question of the table's own that the model offers now (its moves are the
+        answers: `TableModel.ask_go_on`'s GO_ON and END_HERE); the question leaves the screen once answered."""
+        self._question = answer = asyncio.get_running_loop().create_future()
+        self._answers = self.model.moves
         try:
-            go: bool = await answer
+            return await answer
         finally:
-            self._go_on = None
+            self._question, self._answers = None, ()
             self.model.clear_decision()
-        return go
 
     # --- between rounds ------------------------------------------------------------------------------------
     @property

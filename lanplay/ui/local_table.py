@@ -146,10 +146,7 @@ class LocalTable:
         others = [s for s in expected.seats if s != self.me] if expected.phase == "move" else []
         self.feed.tell(WaitingFor(tuple(others)))
 
-    # --- views and records ---------------------------------------------------------------------------
-    def view(self) -> Any:
-        return self.game.view(self.state, self.me)
-
+    # --- the record ----------------------------------------------------------------------------------
     def record(self) -> GameRecord:
         return record_from_moves(self.game, self.players, self.options, self.rounds)
 
