@@ -235,11 +235,10 @@ def run_play(args: argparse.Namespace) -> int:
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
 
     if not args.plain:
-        from lanplay.ui.app import play_local_table  # here: start-up speed (prompt_toolkit)
-        from lanplay.ui.play import play_net_table  # here: start-up speed (prompt_toolkit)
+        from lanplay.ui.play import play_net_table, play_offline_table  # here: start-up speed (prompt_toolkit)
 
         if args.offline:
-            return play_local_table(
+            return play_offline_table(
                 game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
                 record_dir=path.parent, record_name=path.name,
             )

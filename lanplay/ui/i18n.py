@@ -148,7 +148,6 @@ EN: dict[str, str] = {
     "ev_sx_out": "{name} goes out and wins the pot of {pot:chip|chips}",
     "ev_sx_result": "{name}: {total:chip|chips}",
     "audit_ok": "Round {round} confirmed",  # audit_ok, audit_blame: for the networked table
-    "audit_local": "Round {round}: local game, no audit needed",
     "audit_blame": "Round {round}: {name} broke rule {rule}: {why} ({reason})",
     "audit_stopped": "Round {round}: the round stopped and is void, nobody convicted ({reason})",
     "why_identity": "used a key that has no seat at this table",
@@ -470,7 +469,6 @@ NL: dict[str, str] = {
     "ev_sx_out": "{name} is uit en wint de pot van {pot:fiche|fiches}",
     "ev_sx_result": "{name}: {total:fiche|fiches}",
     "audit_ok": "Ronde {round} bevestigd",
-    "audit_local": "Ronde {round}: spel op deze laptop, geen controle nodig",
     "audit_blame": "Ronde {round}: {name} overtrad regel {rule}: {why} ({reason})",
     "audit_stopped": "Ronde {round}: de ronde is gestopt en telt niet, niemand veroordeeld ({reason})",
     "why_identity": "gebruikte een sleutel zonder plaats aan deze tafel",
