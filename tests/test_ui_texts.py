@@ -537,3 +537,25 @@ def test_the_rules_dialog_fits_an_80_by_24_screen_with_its_keys(lang: str, game:
     lines = plain(help_lines(TableModel(game, ("Ann", "Bob"), 0, lang))).splitlines()
     assert len(lines) + 2 <= 24 and all(len(line) + 2 <= 80 for line in lines)
     assert f"lanplay rules {game.id}" in lines[-1]
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_a_6_nimmt_turn_names_each_seat_in_the_log_as_the_reveal_line_does(lang: str) -> None:
+    """Bots whose full names number them out of seat order ("Ann's bot 2" sits before "Ann's bot 1"): the
+    placement lines of a turn name each seat by its screen name, as the "Revealed" line just above them does,
+    never by its full name."""
+    import random
+
+    players = ("Ann", "Ann's bot 2", "Ann's bot 1", "Bob")
+    state = TAKE6.new_game(4, TAKE6.options_from_json({}))
+    state = TAKE6.start_round(state, TAKE6.deal_shuffled(state, 0, random.Random(7)))
+    model = TableModel(TAKE6, players, 0, lang)
+    for seat in range(4):  # T-3.1: each chooses; the last choice reveals them all and places them
+        move = TAKE6.legal_moves(state, seat)[-1]  # its highest card: placed in a row
+        before, state = state, TAKE6.apply(state, move)
+        model.add_events(model.words.move_events(model, before, move, state))
+    model.update_state(TAKE6.view(state, 0), 1)
+    log = [event.text(lang) for event in model.log]
+    placed = [line for line in log if "→" in line]
+    assert len(placed) == 4 and all(any(name in line for name in model.names()) for line in placed), log
+    assert not any("Ann's bot" in line for line in log), log

@@ -121,6 +121,10 @@ class TableModel:
             return self.text("nobody")
         return f"{marker(seat)}{self.short[seat]}" if 0 <= seat < len(self.short) else f"#{seat}"
 
+    def names(self) -> tuple[str, ...]:
+        """Every seat as `name` shows it, in seat order (for lines that name several seats)."""
+        return tuple(self.name(seat) for seat in range(len(self.players)))
+
     # --- methods the back end calls ----------------------------------------------------------
     def set_players(self, players: Sequence[str], my_seat: int) -> None:
         """The seats as the table finally has them (a networked table knows them once every seat is taken)."""
