@@ -113,7 +113,7 @@ def test_two_4s_cancel(lang: str, words: list[str]) -> None:
     [
         ("en", ["Ann R8 (blocked)", "Bob Y0 (blocks R8)", "Cor's G5 set the led colour: Green",
                 "Bob's Y0 blocks R8: neither counts"]),
-        ("nl", ["Ann R8 (geblokkeerd)", "Bob Y0 (blokkeert R8)", "G5 van Cor bepaalde de gevraagde kleur: Groen",
+        ("nl", ["Ann R8 (geblokkeerd)", "Bob Y0 (blokkeert R8)", "G5 van ■Cor bepaalde de gevraagde kleur: Groen",
                 "Y0 van Bob blokkeert R8: beide tellen niet"]),
     ],
 )
@@ -138,8 +138,8 @@ def test_a_blocked_4_does_not_reverse() -> None:
 @pytest.mark.parametrize(
     ("lang", "offer", "after"),
     [
-        ("en", "R12 counts: Ann may count two tricks", "Ann counts it as two tricks"),
-        ("nl", "R12 telt: Ann mag twee slagen tellen", "Ann telt hem als twee slagen"),
+        ("en", "R12 counts: ●Ann may count two tricks", "Ann counts it as two tricks"),
+        ("nl", "R12 telt: ●Ann mag twee slagen tellen", "Ann telt hem als twee slagen"),
     ],
 )
 def test_a_12_split_is_offered_said_and_a_stray_enter_keeps_the_count(lang: str, offer: str, after: str) -> None:
