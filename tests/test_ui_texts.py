@@ -114,7 +114,7 @@ def test_two_4s_cancel(lang: str, words: list[str]) -> None:
         ("en", ["Ann R8 (blocked)", "Bob Y0 (blocks R8)", "Cor's G5 set the led colour: Green",
                 "Bob's Y0 blocks R8: neither counts"]),
         ("nl", ["Ann R8 (geblokkeerd)", "Bob Y0 (blokkeert R8)", "G5 van ■Cor bepaalde de gevraagde kleur: Groen",
-                "Y0 van Bob blokkeert R8: beide tellen niet"]),
+                "Y0 van ▲Bob blokkeert R8: beide tellen niet"]),
     ],
 )
 def test_a_block_of_the_led_card_names_who_set_the_led_colour(lang: str, words: list[str]) -> None:
