@@ -121,3 +121,40 @@ def test_a_seat_that_crashes_after_signing_the_continuation_finds_it_again(tmp_p
     *_played, plan = _go_on_scene(tmp_path, "crash")
     found = unfinished_journal(tmp_path / "Cor")
     assert found is not None and found[0].table_id == plan.table_id, found
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-5.6/P-5.7: a laptop signs the continuation with the key of a bot it will run in an empty seat and "
+    "sends that signature, but only its own seat's journal is begun once every signature is in; the bot's key "
+    "is saved, and its journal begun, after go_on returns: a laptop that dies then resumes its own seat of a "
+    "table whose bot seat nobody can ever play (its key is gone), while the others play it and wait there",
+)
+def test_every_seat_a_laptop_signed_the_continuation_for_is_on_its_disk_once_every_signature_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ann's laptop hosts a new bot in Bob's empty seat. The moment its `go_on` returns (every signature in,
+    the continuation passed on), a crash leaves on disk only what is there now: each seat this laptop signed
+    for must be resumable from it (the bot's key beside a journal of the new table)."""
+    from lanplay.base.store import BOTS_DIR, journal_path
+
+    at_return: list[tuple[str, bool, bool]] = []
+    honest_go_on = TableRunner.go_on
+
+    async def go_on(self: TableRunner, go: bool, bots: dict[int, Any] | None = None) -> Continuation | None:
+        plan = await honest_go_on(self, go, bots)
+        if isinstance(plan, Continuation):
+            keys = [seat.public_key for seat in plan.seats]
+            for identity, _, _ in (bots or {}).values():
+                if identity.public.hex() in keys:
+                    bot_dir = self.data_dir / BOTS_DIR / identity.public.fingerprint
+                    journal = journal_path(bot_dir, plan.table_id, keys.index(identity.public.hex()))
+                    at_return.append(
+                        (identity.public.fingerprint, (bot_dir / "identity.key").exists(), journal.exists())
+                    )
+        return plan
+
+    monkeypatch.setattr(TableRunner, "go_on", go_on)
+    _go_on_scene(tmp_path, "crash")
+    assert at_return, "no laptop put a bot of its own in the continuation: nothing to check"
+    assert all(key and journal for _, key, journal in at_return), at_return
