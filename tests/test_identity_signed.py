@@ -351,3 +351,72 @@ def test_arbitrary_objects_are_refused_with_typed_errors(obj: dict[str, object])
     for candidate in (obj, {**good, **obj}):
         with contextlib.suppress(ProtocolError):
             SignedMessage.from_wire(canonical(candidate))
+
+
+def _order(value: object) -> object:
+    """A JSON value with every object's key order made visible (dict equality ignores it)."""
+    if isinstance(value, dict):
+        return [(key, _order(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [_order(item) for item in value]
+    return value
+
+
+def _reordered(value: object, flip: bool) -> object:
+    if isinstance(value, dict):
+        items = list(value.items())
+        return {key: _reordered(item, not flip) for key, item in (reversed(items) if flip else items)}
+    if isinstance(value, list):
+        return [_reordered(item, flip) for item in value]
+    return value
+
+
+_awkward_text = st.lists(
+    st.sampled_from(['"', "\\", "/", "\n", "\x00", "\x7f", "\u2028", "\ufeff", "é", "e\u0301", "😀", "a", "Z"]),
+    max_size=6,
+).map("".join)
+_bodies = st.dictionaries(
+    _awkward_text,
+    st.recursive(
+        st.none() | st.booleans() | st.sampled_from([0, -1, 2**63 - 1, -(2**63), 2**53 + 1]) | _awkward_text,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_awkward_text, inner, max_size=3),
+        max_leaves=10,
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_bodies, st.booleans(), st.sampled_from([None, 0, 1]), st.booleans())
+def test_every_spelling_of_a_message_reads_as_the_one_its_author_signed(
+    body: dict[str, object], ascii_only: bool, indent: int | None, escape_slash: bool
+) -> None:
+    # P-1.3, P-2.1: the canonical bytes (read without a copy) and any other spelling of them (keys in
+    # another order at every level, escapes, whitespace) give the same fields, body, key order, digest,
+    # signed bytes and wire; the signature holds on each.
+    alice = Identity.from_private_bytes(SEED_A)
+    m = msg(alice, 0, ZERO_DIGEST, body)
+    text = json.dumps(_reordered(m.to_json(), True), ensure_ascii=ascii_only, indent=indent)
+    spelled = (text.replace("/", "\\/") if escape_slash else text).encode()
+    for wire in (m.to_wire(), spelled):
+        again = SignedMessage.from_wire(wire)
+        assert again == m
+        assert (again.digest(), again.signed_bytes(), again.to_wire()) == (m.digest(), m.signed_bytes(), m.to_wire())
+        assert _order(again.body) == _order(m.body) == _order(decode(canonical(body), 1 << 20))
+        again.verify(alice.public)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"9223372036854775808", b"-9223372036854775809", b"9" * 4301, b"[1,[-9223372036854775809]]",
+     b'{"x":[{"y":9223372036854775808}]}', b'"\\udc00"', b'["\\ud800"]'],
+)  # fmt: skip
+def test_a_value_out_of_range_anywhere_in_a_canonical_message_is_refused(bad: bytes) -> None:
+    # P-2.1: the range and Unicode checks of `decode` reach into lists and nested objects; a message
+    # whose other bytes are canonical is refused like any other (never read through without a check).
+    m = msg(Identity.from_private_bytes(SEED_A), 0, ZERO_DIGEST, {"a": 1})
+    wire = m.to_wire().replace(b'"body":{"a":1}', b'"body":{"a":[' + bad + b"]}")
+    assert wire != m.to_wire()
+    with pytest.raises(ProtocolError, match=r"P-2\.1"):
+        SignedMessage.from_wire(wire)
