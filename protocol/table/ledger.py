@@ -478,6 +478,7 @@ class RoundLedger:
                     self.locks[-1].points[position],
                     [keys[s] for s in range(self.n)],
                     self.commitments,
+                    keys_checked=True,  # each seat's table keys were checked where they came (`checked_keys`)
                 )
             )
         except CheatDetected as exc:

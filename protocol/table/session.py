@@ -736,6 +736,7 @@ class TableSession:
                         ledger.locks[-1].points[position],
                         [keys[s] for s in range(self.n)],
                         ledger.commitments,
+                        keys_checked=True,  # each came in a judged `p.keys` (`checked_keys`), or is ours
                     )
                 except CheatDetected:
                     self._audit_stop(f"a card of this seat's hand (position {position}) opens to no card")
