@@ -80,7 +80,10 @@ class BotProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         self.runs += 1
         env = clean_env(self.home, self.env_extra)
-        command = [*self.prefix, *lanplay_command(), "bot", *self.args]
+        # The rule-of-thumb bot unless a test says otherwise: these tests are about the table and the network,
+        # and the default (searching) level thinks 0.05 s a move on the cores the peers share.
+        kind = [] if "--kind" in self.args else ["--kind", "heuristic"]
+        command = [*self.prefix, *lanplay_command(), "bot", *self.args, *kind]
         if self.prefix:
             # Through `ip netns exec` too, the lanplay process gets exactly these, whatever sudo or ip keep.
             keys = ("LANPLAY_HOME", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", *self.env_extra)
