@@ -68,7 +68,7 @@ MAX_INT_DIGITS = 6
 
 TXT_KEYS = ("v", "game", "opts", "table", "taken", "seats", "host", "fp")
 # Keys an older host does not send: a missing one takes its default.
-OPTIONAL_TXT_KEYS = ("bots",)
+OPTIONAL_TXT_KEYS = ("bots", "again")
 
 _TABLE_ID_RE = re.compile(rf"[0-9a-f]{{{MIN_TABLE_ID_LEN},{MAX_TABLE_ID_LEN}}}")
 _GAME_RE = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_GAME_LEN - 1}}}")
@@ -162,6 +162,8 @@ class TableAdvert:
     address: str
     port: int
     host_bots: int = 0  # bot seats the host's laptop runs (and so can see the cards of)
+    # A "play again" table: the id of the finished table whose players it is for (only they may sit).
+    again_of: str | None = None
     _options_json: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -188,6 +190,8 @@ class TableAdvert:
         object.__setattr__(self, "address", _check_ipv4("address", self.address))
         _check_int("port", self.port, 1, 65535)
         _check_int("host_bots", self.host_bots, 0, total)
+        if self.again_of is not None and not _TABLE_ID_RE.fullmatch(_check_str("again_of", self.again_of)):
+            raise AdvertError(f"again_of must be a table id of lowercase hex digits, got {_show(self.again_of)}")
 
     def _check_options(self) -> None:
         if not isinstance(self.options, dict) or not all(isinstance(k, str) for k in self.options):
@@ -232,6 +236,7 @@ class TableAdvert:
             "host": self.host_name,
             "fp": self.host_fingerprint,
             "bots": str(self.host_bots),
+            **({"again": self.again_of} if self.again_of is not None else {}),
         }
 
     @classmethod
@@ -272,6 +277,7 @@ class TableAdvert:
             address=address,
             port=port,
             host_bots=uint("bots") if "bots" in values else 0,
+            again_of=values.get("again"),
         )
 
     @classmethod

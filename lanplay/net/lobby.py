@@ -280,6 +280,8 @@ class LobbyHost:
     patience: int = DEFAULT_PATIENCE  # signed in the plan: every seat waits as long (P-5.5)
     lobby_id: str = field(default_factory=lambda: secrets.token_hex(16))
     on_change: Callable[[tuple[SeatInfo, ...]], None] | None = None
+    # A play-again lobby: only these keys (the laptops of the finished table) and bots they run may sit.
+    only: frozenset[str] | None = None
     _joiners: list[_Joiner] = field(default_factory=list)
     _server: Server | None = None
     _plan: asyncio.Future[TablePlan] | None = None
@@ -317,6 +319,24 @@ class LobbyHost:
     async def wait_plan(self) -> TablePlan:
         assert self._plan is not None
         return await self._plan
+
+    @property
+    def drawing(self) -> bool:
+        """The seat draw has begun (or the plan is made): the seats are no longer free to leave for another table."""
+        return self._draw is not None or (self._plan is not None and self._plan.done())
+
+    def start_with_those_here(self) -> bool:
+        """The table becomes the seats taken now, and the seat draw begins (a play-again table whose
+        other players did not come). False if the draw has begun, or the game is not for that many."""
+        if self._plan is None or self._plan.done() or self._draw is not None or len(self.taken) == self.seats:
+            return False
+        try:
+            check_game(self.game, self.options, len(self.taken))
+        except ProtocolError:
+            return False
+        self.seats = len(self.taken)
+        self._spawn(self._announce())
+        return True
 
     async def close(self) -> None:
         self._stop_draw()
@@ -402,6 +422,8 @@ class LobbyHost:
     def _field_fault(self, info: SeatInfo) -> str | None:
         """Why a joiner's seat cannot be in the plan (P-6.7), or None: its mesh address is taken by a
         seated peer, or it says it is a bot on a laptop that did not say so."""
+        if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
+            return "this table is for the players of the table it plays again, and their bots"
         for seat in self.taken:
             if (seat.address, seat.port) == (info.address, info.port):
                 return f"the mesh address {info.address}:{info.port} is {seat.name!r}'s ({FIELD_RULE})"

@@ -73,14 +73,17 @@ async def host_table(
     on_lobby: Callable[[LobbyHost, int], None] | None = None,
     bot_kind: str = "heuristic",
     go: Callable[[TableRunner], Awaitable[bool]] | None = None,
+    again_of: str | None = None,
+    only: frozenset[str] | None = None,
 ) -> Outcome:
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
     over loopback like anyone else, wait for the other seats, then play. `go`: if the table ends early
     with a seat gone, ask this laptop's person whether to go on with a bot there (P-5.7, `play_on`);
-    the bot peers go on with it. None: the game ends there."""
+    the bot peers go on with it. None: the game ends there. `again_of`, `only`: a play-again table
+    (`lanplay.table.again`): the finished table it is advertised for, and the keys that may sit."""
     mesh_port = free_port(interface)
     host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
-    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
+    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)), only=only)
     lobby_port = await lobby.start(interface)
     if on_lobby is not None:
         on_lobby(lobby, lobby_port)
@@ -90,7 +93,7 @@ async def host_table(
     if advertise:
         advert = TableAdvert(
             lobby.lobby_id, game, dict(options), 1, seats, name, identity.public.fingerprint,
-            PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
+            PROTOCOL_VERSION, interface, lobby_port, host_bots=bots, again_of=again_of,
         )  # fmt: skip
         advertiser = TableAdvertiser(advert, interface=interface)
         await advertiser.start()
@@ -98,8 +101,8 @@ async def host_table(
         def update(taken: tuple[SeatInfo, ...]) -> None:
             assert advertiser is not None
             new = TableAdvert(
-                lobby.lobby_id, game, dict(options), len(taken), seats, name, identity.public.fingerprint,
-                PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
+                lobby.lobby_id, game, dict(options), len(taken), lobby.seats, name, identity.public.fingerprint,
+                PROTOCOL_VERSION, interface, lobby_port, host_bots=bots, again_of=again_of,
             )  # fmt: skip
             task = asyncio.get_running_loop().create_task(advertiser.update(new))
             updates.add(task)
@@ -218,8 +221,8 @@ async def find_table(
     def wanted(advert: TableAdvert) -> bool:
         if table_id is not None:
             return advert.table_id == table_id
-        if advert.table_id in skip:
-            return False
+        if advert.table_id in skip or advert.again_of is not None:
+            return False  # a play-again table is for the players of the table it plays again
         if advert.protocol_version != PROTOCOL_VERSION:
             return False  # its seats would read our honest messages as faults, and we theirs
         return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)

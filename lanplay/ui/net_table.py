@@ -38,7 +38,7 @@ from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
 from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
 from lanplay.table.runner import Outcome, TableRunner
-from lanplay.table.tables import host_table, join_table, play_on, resume_table
+from lanplay.table.tables import RECONNECT_TIMEOUT, host_table, join_table, play_on, resume_table
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
 from lanplay.ui.values import GoOnAnswer
@@ -189,7 +189,7 @@ class NetTable:
                 options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
                 bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
                 on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
-                go=self._ask_go_on, **({"reconnect_timeout": patience} if patience is not None else {}),
+                go=self._ask_go_on, reconnect_timeout=patience if patience is not None else RECONNECT_TIMEOUT,
             )  # fmt: skip
 
         self._start = start
