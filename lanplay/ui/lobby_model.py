@@ -219,9 +219,11 @@ class LobbyModel:
 
     # --- fed by the browser -------------------------------------------------------------------------
     def set_tables(self, tables: Mapping[str, TableAdvert]) -> None:
-        """The tables mDNS lists now; the selection stays on the same table when it is still there."""
+        """The tables mDNS lists now; the selection stays on the same table when it is still there. A
+        play-again table is left out: its players join it from their game-over screen (lanplay.table.again)."""
         current = self.selected_table
-        self.tables = sorted(tables.values(), key=lambda a: (a.game, a.host_name.lower(), a.table_id))
+        listed = [a for a in tables.values() if a.again_of is None]
+        self.tables = sorted(listed, key=lambda a: (a.game, a.host_name.lower(), a.table_id))
         ids = [a.table_id for a in self.tables]
         if current is not None and current.table_id in ids:
             self.selected = ids.index(current.table_id)

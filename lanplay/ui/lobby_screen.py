@@ -479,6 +479,17 @@ async def run_lobby(
             if on_table is not None:
                 on_table(table_model, table)
             await run_table_app(table_model, table, input=input, output=output)
+            while table_model.again_requested and table.last_plan is not None:
+                # Play again (lanplay.table.again): the same players and options, at a new table.
+                prior = table.last_plan
+                table_model = TableModel(get_game(prior.game), [name], 0, lang)  # the seats come with the plan
+                table = NetTable(
+                    table_model, identity=identity, data_dir=data_dir, interface=model.interface, name=name,
+                    bot_delay=bot_delay, step_timeout=step_timeout,
+                ).again(prior, bot_kind=getattr(action, "bot_kind", "normal"))  # fmt: skip
+                if on_table is not None:
+                    on_table(table_model, table)
+                await run_table_app(table_model, table, input=input, output=output)
             offer = _resume_offer(data_dir, model)
             model.set_resume(offer[0] if offer is not None else None)
             model.set_tables(browser.tables)

@@ -36,8 +36,10 @@ from engine.api import IllegalMove, RuleError
 from engine.record import replay
 from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
+from lanplay.base.text import shown as shown_name
 from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
-from lanplay.table.runner import Outcome, TableRunner
+from lanplay.table.again import again_answers, play_again
+from lanplay.table.runner import AnyPlan, Outcome, TableRunner
 from lanplay.table.tables import RECONNECT_TIMEOUT, host_table, join_table, play_on, resume_table
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
@@ -164,6 +166,7 @@ class NetTable:
         self._winners: tuple[int, ...] | None = None
         self._ever_connected: set[int] = set()
         self._shown: tuple[object, ...] | None = None
+        self._again_of: AnyPlan | None = None  # playing again after this finished table
         model.submit = self.submit
 
     # --- what to play --------------------------------------------------------------------------------
@@ -209,6 +212,31 @@ class NetTable:
 
         self._start = start
         return self
+
+    def again(self, prior: AnyPlan, bot_kind: str = "normal") -> NetTable:
+        """Play again after finished table `prior`, with its players and options (`lanplay.table.again`):
+        this laptop hosts the new table or joins it, with the bots it ran at `prior`."""
+        self.model.quit_question = "quit_question_net"
+        self._again_of = prior
+        self.seats_total = len(prior.seats)
+        self.model.add_event("ev_again")
+
+        async def start() -> Outcome:
+            return await play_again(
+                prior=prior, identity=self.identity, data_dir=self.table_dir, name=self.name,
+                interface=self.interface, player=self.player, bot_kind=bot_kind, bot_delay=self.bot_delay,
+                on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_again_lobby,
+                on_seats=self._on_seats, go=self._ask_go_on,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def _on_again_lobby(self, lobby: LobbyHost, port: int) -> None:
+        self.lobby = lobby
+        self.model.start_now = lobby.start_with_those_here
+        self._shown = None
+        self._show_seats()
 
     def resume(self) -> NetTable:
         """Carry on the game this laptop's journal says it was in (run() returns None if there is none)."""
@@ -327,6 +355,9 @@ class NetTable:
         self.model.add_event("ev_barred", name=shown(notice.name), fingerprint=notice.fingerprint, why=notice.why)
 
     def _on_seats(self, seats: list[SeatInfo]) -> None:
+        if self.lobby is not None and self._again_of is not None:  # joined another laptop's table instead
+            self.lobby = None
+            self.model.start_now = None
         self.seated = tuple(seats)
         self._show_seats()
 
@@ -343,7 +374,16 @@ class NetTable:
             return
         self._shown = shown
         self.model.set_seated([f"{seat.name} ({seat.fingerprint})" for seat in self.seated], self.seats_total)
-        if self.seats_total is None:
+        if self._again_of is not None:
+            prior = self._again_of
+            yes, deciding = again_answers(prior, self.seated)
+            names = [shown_name(prior.seats[seat].name) for seat in deciding]
+            self.model.set_status(
+                "net_again_host" if self.model.start_now is not None else "net_again",
+                yes=", ".join(shown_name(prior.seats[seat].name) for seat in yes) or "–",
+                deciding=", ".join(names) or "–",
+            )  # fmt: skip
+        elif self.seats_total is None:
             self.model.set_status("net_seats_some", taken=self.seats_taken)
         else:
             self.model.set_status("net_seats", taken=self.seats_taken, total=self.seats_total)
@@ -640,11 +680,26 @@ class NetTable:
         stopped = not outcome.complete
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
+        runner = self.runner
+        model.can_play_again = (
+            runner is not None and outcome.finished and not outcome.left and not outcome.network_lost
+            and not outcome.table_gone and self.me_in_last_table()
+        )  # fmt: skip
         model.set_game_over(
             winners, totals, str(shown) if shown is not None else None, stopped=stopped,
             network_lost=outcome.network_lost, reason=self._why_stopped(outcome) if stopped else "",
             rounds=len(outcome.record.rounds) if outcome.record is not None else 0,
         )  # fmt: skip
+
+    def me_in_last_table(self) -> bool:
+        """This laptop's seat is still in the last table played (not exposed), so it can say "play again"."""
+        session = self.session
+        return session is not None and session.me in session.present()
+
+    @property
+    def last_plan(self) -> AnyPlan | None:
+        """The plan of the last table played here: what "play again" plays again."""
+        return self.runner.plan if self.runner is not None else None
 
     def _why_stopped(self, outcome: Outcome) -> str:
         """Why a game ended before its end, and by whom, for the game-over box (P-5.5: nobody is
