@@ -19,7 +19,6 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 from lanplay.net import discovery
 from lanplay.net.discovery import (
     ENV_INTERFACE,
-    OPTIONAL_TXT_KEYS,
     SERVICE_TYPE,
     TXT_KEYS,
     AdvertError,
@@ -71,8 +70,17 @@ def test_txt_round_trip() -> None:
 def test_a_play_again_advert_names_the_finished_table_and_round_trips() -> None:
     advert = dataclasses.replace(make_advert(), again_of="ab" * 16)
     txt = advert.to_txt()
-    assert set(txt) == {*TXT_KEYS, *OPTIONAL_TXT_KEYS} and txt["again"] == "ab" * 16
+    assert set(txt) == {*TXT_KEYS, "bots", "again"} and txt["again"] == "ab" * 16
     assert TableAdvert.from_txt(txt, address=LOOPBACK, port=45123) == advert
+
+
+def test_a_take_back_desk_names_the_keys_that_may_come_back_and_round_trips() -> None:
+    advert = dataclasses.replace(make_advert(), back=("aaaa-bbbb-cccc-dddd", "eeee-ffff-0000-1111"))
+    txt = advert.to_txt()
+    assert txt["back"] == "aaaa-bbbb-cccc-dddd,eeee-ffff-0000-1111"
+    assert TableAdvert.from_txt(txt, address=LOOPBACK, port=45123) == advert
+    with pytest.raises(AdvertError, match="back must be fingerprints"):
+        TableAdvert.from_txt({**good_txt(), "back": "aaaa-bbbb,not a key!"}, address=LOOPBACK, port=1)
 
 
 def test_a_play_again_advert_naming_no_table_id_is_refused() -> None:

@@ -378,53 +378,78 @@ async def play_on(
     host_bots: bool = True,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
+    desk_name: str = "",
 ) -> Outcome:
     """P-5.7: while the table ends early with this seat present, go on with the seats still present
     (`go` asks this seat's person; None: always go on), a bot in each empty seat (`host_bots`: this
     laptop offers to run them; the lowest seat that offers does), scores carried, until a table ends
     with the game or the seats choose to end it. `runner` has played its table (`may_go_on` set before);
-    returns the last table's outcome at this seat."""
+    returns the last table's outcome at this seat. While this laptop runs a bot in a seat its person may
+    take back, it opens a take-back desk (`lanplay.table.takeback`, named `desk_name`): a table that
+    ends with that bot gone for its person goes on without asking, the person back in the seat."""
+    from lanplay.table.takeback import BackDesk  # here: takeback imports the runner, as this module does
+
     runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
-    while runner.can_go_on():
-        choice = True if go is None else await go(runner)
-        bots: dict[int, tuple[Identity, str, int]] = {}
-        if choice and host_bots:
+    desk: BackDesk | None = None
+    try:
+        while runner.can_go_on():
             session = runner.session
             assert session is not None
             present = session.present()
-            for seat in range(len(runner.plan.seats)):
-                if seat not in present:
+            empty = [seat for seat in range(len(runner.plan.seats)) if seat not in present]
+            if all(seat in runner.take_backs for seat in empty):
+                choice = True  # its person takes the seat back: nothing to ask
+            else:
+                choice = True if go is None else await go(runner)
+            bots: dict[int, tuple[Identity, str, int]] = {}
+            if choice and host_bots:
+                for seat in empty:
                     bots[seat] = (Identity.generate(), interface, free_port(interface))
-        answers = await asyncio.gather(
-            runner.go_on(choice, bots),
-            *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
-            return_exceptions=True,
-        )
-        plan = answers[0]
-        if not isinstance(plan, Continuation):
-            break
-        keys = {info.public_key for info in plan.seats}
-        identities = {runner.identity.public.hex(): (runner.identity, runner.data_dir)}
-        for bot in runners[1:]:
-            identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
-        for identity, _, _ in bots.values():
-            if identity.public.hex() in keys:
-                bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
-                save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
-                identities[identity.public.hex()] = (identity, bot_dir)
-        runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
-        runner.may_go_on = True
-        if on_runner is not None:
-            on_runner(runner)
-        runners = [runner]
-        for info in plan.seats:
-            if info.public_key in identities and info.public_key != runner.identity.public.hex():
-                identity, bot_dir = identities[info.public_key]
-                bot = TableRunner(plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=bot_delay), interface)
-                bot.may_go_on = True
-                runners.append(bot)
-        outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
-        if isinstance(outcomes[0], BaseException):
-            raise outcomes[0]
-        outcome = outcomes[0]
+            answers = await asyncio.gather(
+                runner.go_on(choice, bots),
+                *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
+                return_exceptions=True,
+            )
+            if desk is not None:
+                await desk.close()
+                desk = None
+            plan = answers[0]
+            if not isinstance(plan, Continuation):
+                break
+            keys = {info.public_key for info in plan.seats}
+            identities = {runner.identity.public.hex(): (runner.identity, runner.data_dir)}
+            for bot in runners[1:]:
+                identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
+            for identity, _, _ in bots.values():
+                if identity.public.hex() in keys:
+                    bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
+                    save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
+                    identities[identity.public.hex()] = (identity, bot_dir)
+            runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
+            runner.may_go_on = True
+            if on_runner is not None:
+                on_runner(runner)
+            runners = [runner]
+            for info in plan.seats:
+                if info.public_key in identities and info.public_key != runner.identity.public.hex():
+                    identity, bot_dir = identities[info.public_key]
+                    bot_player = BotPlayer(plan.game, bot_kind, delay=bot_delay)
+                    bot = TableRunner(plan, identity, bot_dir, bot_player, interface)
+                    bot.may_go_on = True
+                    runners.append(bot)
+            if BackDesk.wanted(runner):
+                desk = BackDesk(runner, desk_name or plan.seats[runner.me].name, interface)
+                try:
+                    await desk.start()
+                except Exception as exc:  # the game goes on without a way back: said in the log
+                    log.warning("cannot open the take-back desk: %s", exc)
+                    await desk.close()
+                    desk = None
+            outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
+            if isinstance(outcomes[0], BaseException):
+                raise outcomes[0]
+            outcome = outcomes[0]
+    finally:
+        if desk is not None:
+            await desk.close()
     return outcome
