@@ -205,6 +205,10 @@ EN: dict[str, str] = {
     "lobby_keys_resume": "↑↓ · Enter join/resume · x forget · c create · ? help · q quit",
     "lobby_resume": "This laptop stopped in the middle of a game of {game} ({names}): Enter or r resumes it, "
     "x forgets it.",
+    "lobby_back": "{names}'s table of {game} went on without you: Enter or r takes your seat back (from the "
+    "next round).",
+    "ev_back": "— {name} is back from round {round} —",
+    "net_back": "asking for your seat back: it is yours again from the next round…",
     "lobby_no_free_seat": "that table has no free seat",
     "lobby_no_table": "no table is selected",
     "form_late_trump_beginner": "Late trump changes nothing here: a beginner game turns no trump (S-8.1, S-8.3).",
@@ -532,6 +536,10 @@ NL: dict[str, str] = {
     "lobby_keys_resume": "↑↓ · Enter meedoen/hervat · x vergeet · c openen · ? hulp · q weg",
     "lobby_resume": "Deze laptop stopte midden in een spel {game} ({names}): Enter of r hervat het, "
     "x vergeet het.",
+    "lobby_back": "De tafel {game} van {names} ging zonder jou verder: Enter of r neemt je plaats terug (vanaf "
+    "de volgende ronde).",
+    "ev_back": "— {name} is terug vanaf ronde {round} —",
+    "net_back": "je vraagt je plaats terug: vanaf de volgende ronde is die weer van jou…",
     "lobby_no_free_seat": "aan die tafel is geen plaats meer vrij",
     "lobby_no_table": "er is geen tafel gekozen",
     "form_late_trump_beginner": "Late troef verandert hier niets: een beginnersspel draait geen troef om "

@@ -97,6 +97,9 @@ class ResumeOffer:
 
     game: str
     names: tuple[str, ...]
+    # A table that went on without this laptop's person, whose seat may be taken back there (P-5.7): the
+    # advert of its take-back desk (lanplay.table.takeback). None: a journal's unfinished game.
+    back: TableAdvert | None = None
 
 
 @dataclass
@@ -222,7 +225,13 @@ class LobbyModel:
         """The tables mDNS lists now; the selection stays on the same table when it is still there. A
         play-again table is left out: its players join it from their game-over screen (lanplay.table.again)."""
         current = self.selected_table
-        listed = [a for a in tables.values() if a.again_of is None]
+        listed = [a for a in tables.values() if a.again_of is None and not a.back]
+        desk = next((a for a in tables.values() if self.fingerprint in a.back), None)
+        if desk is not None and (self.resume is None or self.resume.back is not None):
+            if self.resume is None or self.resume.back != desk:  # a seat to take back: offered like a resume
+                self.resume, self.resume_selected = ResumeOffer(desk.game, (desk.host_name,), desk), True
+        elif desk is None and self.resume is not None and self.resume.back is not None:
+            self.resume = None  # that table ended, or the seat was taken back
         self.tables = sorted(listed, key=lambda a: (a.game, a.host_name.lower(), a.table_id))
         ids = [a.table_id for a in self.tables]
         if current is not None and current.table_id in ids:

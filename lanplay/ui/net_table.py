@@ -37,13 +37,16 @@ from engine.record import replay
 from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
 from lanplay.base.text import shown as shown_name
+from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
 from lanplay.table.again import again_answers, play_again
 from lanplay.table.runner import AnyPlan, Outcome, TableRunner
 from lanplay.table.tables import RECONNECT_TIMEOUT, host_table, join_table, play_on, resume_table
+from lanplay.table.takeback import back_to_table
 from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
 from lanplay.ui.model import CONTINUE, TableModel
 from lanplay.ui.values import GoOnAnswer
+from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_seats
@@ -167,6 +170,7 @@ class NetTable:
         self._ever_connected: set[int] = set()
         self._shown: tuple[object, ...] | None = None
         self._again_of: AnyPlan | None = None  # playing again after this finished table
+        self._back_from: AnyPlan | None = None  # taking a seat back: the plan where a bot held it
         model.submit = self.submit
 
     # --- what to play --------------------------------------------------------------------------------
@@ -237,6 +241,24 @@ class NetTable:
         self.model.start_now = lobby.start_with_those_here
         self._shown = None
         self._show_seats()
+
+    def back(self, advert: TableAdvert) -> NetTable:
+        """Take back the seat this laptop's person left, at the table that went on without them (P-5.7;
+        `advert`: its take-back desk, which names this laptop's key)."""
+        self.model.quit_question = "quit_question_net"
+
+        async def start() -> Outcome:
+            self.model.set_status("net_back")
+            return await back_to_table(
+                advert, identity=self.identity, data_dir=self.table_dir, name=self.name, interface=self.interface,
+                player=self.player, on_event=self.on_event, on_runner=self._on_runner, on_plan=self._on_back_plan,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def _on_back_plan(self, plan: Continuation, seat: int) -> None:
+        self._back_from = plan  # where the seat was a bot's: the next plan has this laptop in it again
 
     def resume(self) -> NetTable:
         """Carry on the game this laptop's journal says it was in (run() returns None if there is none)."""
@@ -337,6 +359,13 @@ class NetTable:
             else:
                 self.model.add_event("ev_bot_runs_on", bot=name(bot), host=name(host))
         self.model.set_status("net_starting")
+        previous = before.plan if before is not None else self._back_from
+        if previous is not None and isinstance(runner.plan, Continuation):
+            # A seat a bot held is a person's again (P-5.7): every screen says from which round.
+            for seat, info in enumerate(runner.plan.seats):
+                was = previous.seats[seat] if seat < len(previous.seats) else None
+                if info.runs_on is None and was is not None and was.public_key != info.public_key:
+                    self.model.add_event("ev_back", name=name(seat), round=len(runner.plan.rounds) + 1)
         if before is not None:
             old_bots = {seat for seat, _ in bot_seats(before.plan.seats)}
             for bot, host in bot_seats(runner.plan.seats):
