@@ -34,6 +34,7 @@ from protocol.plan import (
     SeatInfo,
     bot_vouch,
     check_all_signed,
+    check_level,
     check_mesh_address,
     check_name,
     check_patience,
@@ -106,6 +107,7 @@ class Continuation:
     # Seats a bot holds whose person left with a signed leave: seat -> that person's key, the one key that
     # may take the seat back (`TakeBack`). Left out of the JSON when empty.
     left: Mapping[int, str] = field(default_factory=dict)
+    level: str | None = None  # the table's bot level, as its plan said (`protocol.plan.check_level`)
 
     def unsigned_json(self) -> JSONObject:
         out: JSONObject = {
@@ -119,6 +121,8 @@ class Continuation:
         }
         if self.left:
             out["left"] = {str(seat): key for seat, key in sorted(self.left.items())}
+        if self.level is not None:
+            out["level"] = self.level
         return out
 
     def to_json(self) -> JSONObject:
@@ -129,7 +133,7 @@ class Continuation:
         """Parse (shape only: `verify` checks the rest)."""
         if not isinstance(raw, dict):
             raise PlanError(RULE, "a continuation is an object")
-        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures", "left"}
+        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures", "left", "level"}
         if set(raw) - known or "continues" not in raw:
             raise PlanError(RULE, "a continuation has exactly the fields of its kind")
         continues = raw["continues"]
@@ -158,7 +162,7 @@ class Continuation:
         left = _left(raw.get("left", {}), len(seats))
         return Continuation(
             str(prior), str(digest), game, options, seats, tuple(rounds), tuple(signatures), rules,
-            check_patience(raw.get("patience")), left,
+            check_patience(raw.get("patience")), left, check_level(raw.get("level")),
         )  # fmt: skip
 
     @property
@@ -178,7 +182,7 @@ class Continuation:
     def with_signatures(self, signatures: Sequence[str]) -> Continuation:
         return Continuation(
             self.prior, self.digest, self.game, self.options, self.seats, self.rounds, tuple(signatures),
-            self.rules, self.patience, self.left,
+            self.rules, self.patience, self.left, self.level,
         )  # fmt: skip
 
     def check(self) -> None:
@@ -360,6 +364,7 @@ def decide(
     offers: Mapping[int, Offer],
     rules: str = RULES_DIGEST,
     left: Mapping[int, str] | None = None,
+    level: str | None = None,
 ) -> Continuation | None:
     """The same answer at every seat once every present seat's offer is in: None (the game ends here)
     if one chose to end or some seat to fill has no bot offered; else the unsigned continuation, each
@@ -409,7 +414,7 @@ def decide(
         new_seats.append(SeatInfo(name, bot.key, bot.address, bot.port, seats[host].public_key, bot.vouch))
     new_left = {seat: key for seat, key in new_left.items() if new_seats[seat].runs_on not in (None, key)}
     return Continuation(
-        prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience, new_left,
+        prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience, new_left, level,
     )  # fmt: skip
 
 

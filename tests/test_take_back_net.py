@@ -60,7 +60,7 @@ def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_sa
     async def host() -> Outcome:
         outcome = await host_table(
             identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=30, on_runner=ann.on_runner,
+            interface=LOOPBACK, player=ann.player, reconnect_timeout=30, on_runner=ann.on_runner, bot_kind="easy",
             on_lobby=lambda found, port: lobby.append(found),
         )  # fmt: skip
         return await ann.go_on(outcome)
@@ -92,10 +92,11 @@ def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_sa
     last = [laptop.runners[-1] for laptop in (ann, cor, bob)]
     assert len({r.settings.table for r in last}) == 1  # one table at the end, Bob at it
     final = last[0].plan
+    (held, held_seat), *_ = plans
     assert isinstance(final, Continuation) and final.left == {}
+    assert final.level == "easy" and held.level == "easy"  # the table's bot level, carried (issue 32)
     seat = final.seats.index(next(s for s in final.seats if s.public_key == bob.identity.public.hex()))
     assert final.seats[seat].runs_on is None  # his own seat again, no bot
-    (held, held_seat), *_ = plans
     assert held_seat == seat and held.left == {seat: bob.identity.public.hex()}  # the table that left it to him
     records = {r.session.record_digest() for r in last if r.session is not None}
     assert len(records) == 1

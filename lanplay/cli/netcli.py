@@ -424,7 +424,7 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=printer(), on_runner=on_runner,
+                on_event=printer(), on_runner=on_runner, bot_kind=args.kind,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,

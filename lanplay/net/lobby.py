@@ -78,6 +78,7 @@ from protocol.plan import (
     SeatInfo,
     TablePlan,
     check_game,
+    check_level,
     check_mesh_address,
     check_name,
     check_patience,
@@ -282,6 +283,7 @@ class LobbyHost:
     on_change: Callable[[tuple[SeatInfo, ...]], None] | None = None
     # A play-again lobby: only these keys (the laptops of the finished table) and bots they run may sit.
     only: frozenset[str] | None = None
+    level: str | None = None  # the table's bot level, signed in the plan (P-5.7: a bot taking a seat plays at it)
     _joiners: list[_Joiner] = field(default_factory=list)
     _server: Server | None = None
     _plan: asyncio.Future[TablePlan] | None = None
@@ -303,6 +305,7 @@ class LobbyHost:
             check_mesh_address(self.host_seat.address)
             check_game(self.game, self.options, self.seats)  # the engine's own word on them (P-6.7)
             check_patience(self.patience)
+            self.level = check_level(self.level)
         except ProtocolError as exc:
             raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
@@ -442,7 +445,8 @@ class LobbyHost:
                 await _send(joiner.ws, joiner.cipher, {"seats": seats, "you": index})
         if len(self.taken) == self.seats and self._plan is not None and not self._plan.done() and self._draw is None:
             self._attempts += 1
-            roster = Roster(self.lobby_id, self.game, self.options, self.taken, patience=self.patience)
+            roster = Roster(self.lobby_id, self.game, self.options, self.taken, patience=self.patience,
+                            level=self.level)  # fmt: skip
             draw = _HostDraw(self._attempts, roster, PlanDraw(roster, self.identity, secrets.token_bytes),
                              tuple(self._joiners))  # fmt: skip
             self._draw = draw

@@ -29,7 +29,7 @@ from pathlib import Path
 from lanplay.net.discovery import TableAdvert, TableBrowser
 from lanplay.net.lobby import LobbyError, LobbyHost, SeatInfo
 from lanplay.table.runner import AnyPlan, LocalPlayer, Outcome, TableRunner
-from lanplay.table.tables import _bot_peer, bot_name, host_table, join_table
+from lanplay.table.tables import _bot_peer, bot_name, host_table, join_table, table_level
 from protocol.identity import Identity
 from protocol.table import Event
 
@@ -93,6 +93,7 @@ async def play_again(
     (module docstring), bring this laptop's bots, play. Returns the new table's outcome; a table that
     ends early goes on as any table does (`play_on`, by the caller, or `go` for a table hosted here)."""
     reconnect_timeout = float(prior.patience)  # the same options: the patience too (P-5.5)
+    bot_kind = table_level(prior, bot_kind)  # and the bots' level
     me_key = identity.public.hex()
     me = [info.public_key for info in prior.seats].index(me_key)
     my_bots = [seat for seat, info in enumerate(prior.seats) if info.runs_on == me_key and seat != me]

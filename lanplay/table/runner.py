@@ -599,7 +599,7 @@ class TableRunner:
             plan = decide(
                 prior, digest, self.plan.seats, present, session.summary()["rounds"],  # type: ignore[arg-type]
                 self.plan.game, dict(self.plan.options), self.plan.patience, offers, self.plan.rules,
-                self.plan.left if isinstance(self.plan, Continuation) else None,
+                self.plan.left if isinstance(self.plan, Continuation) else None, self.plan.level,
             )  # fmt: skip
             if plan is None:
                 return None

@@ -10,6 +10,7 @@ from pathlib import Path
 from websockets.exceptions import WebSocketException
 
 from lanplay.base.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.bots import BOT_KINDS
 from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
 from lanplay.net.lobby import (
     LobbyError,
@@ -83,7 +84,10 @@ async def host_table(
     (`lanplay.table.again`): the finished table it is advertised for, and the keys that may sit."""
     mesh_port = free_port(interface)
     host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
-    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)), only=only)
+    lobby = LobbyHost(
+        identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)), only=only,
+        level=bot_kind,  # signed in the plan: a bot that takes a seat later plays at it too
+    )
     lobby_port = await lobby.start(interface)
     if on_lobby is not None:
         on_lobby(lobby, lobby_port)
@@ -195,7 +199,7 @@ async def _bot_peer(
         identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
         vouch=vouch,
     )
-    player = BotPlayer(plan.game, bot_kind, delay=delay)
+    player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=delay)
     runner = TableRunner(plan, identity, bot_dir, player, interface)
     runner.may_go_on = go_on  # P-5.7: with its laptop's person, whose laptop offers to run the new bots
     outcome = await runner.run()
@@ -204,6 +208,13 @@ async def _bot_peer(
             runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=delay, host_bots=False
         )
     return outcome
+
+
+def table_level(plan: AnyPlan, fallback: str) -> str:
+    """The kind a bot of this laptop plays at a table: the table's level, signed in its plan (the lobby
+    form's, carried into every continuation: a bot that takes a seat plays at it, P-5.7), when this lanplay
+    knows it; else `fallback`."""
+    return plan.level if plan.level in BOT_KINDS else fallback
 
 
 def bot_name(number: int, host_name: str) -> str:
@@ -353,7 +364,7 @@ async def _resume_bot(
     if found is None or found[0].table_id != plan.table_id:
         return None
     runner = TableRunner(
-        found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
+        found[0], identity, bot_dir, BotPlayer(plan.game, table_level(plan, "heuristic"), delay=delay), interface,
     )  # fmt: skip
     try:
         return await runner.run()
@@ -433,7 +444,7 @@ async def play_on(
             for info in plan.seats:
                 if info.public_key in identities and info.public_key != runner.identity.public.hex():
                     identity, bot_dir = identities[info.public_key]
-                    bot_player = BotPlayer(plan.game, bot_kind, delay=bot_delay)
+                    bot_player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=bot_delay)
                     bot = TableRunner(plan, identity, bot_dir, bot_player, interface)
                     bot.may_go_on = True
                     runners.append(bot)
