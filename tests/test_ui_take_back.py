@@ -31,11 +31,20 @@ def test_the_lobby_offers_the_seat_back_like_a_resume_and_enter_asks_for_it() ->
     open_table = TableAdvert("cd" * 16, "take6", {}, 1, 4, "Cor", "cccc-dddd", 1, "10.0.0.8", 40998)
     model.set_tables({"desk": _desk("bbbb-cccc"), "open": open_table})
     text = " ".join(lobby_text(model).split())
-    assert "Ann's table of 6 nimmt! went on without you: Enter or r takes your seat back (from the next round)." in text
+    assert "Ann's table of 6 nimmt! went on without you: Enter or r takes your seat back (from the next round)" in text
     assert [t.table_id for t in model.tables] == [open_table.table_id]  # the desk is no table to join
     model.confirm()
     assert model.action == Resume() and model.resume is not None and model.resume.back is not None
     model.set_tables({"open": open_table})  # the desk closed (the game ended): nothing to take back
+    assert model.resume is None
+
+
+def test_x_declines_the_seat_and_it_is_not_offered_again() -> None:
+    model = LobbyModel("Bob", "bbbb-cccc", HOST, "en")
+    model.set_tables({"desk": _desk("bbbb-cccc")})
+    model.forget_resume()
+    assert model.resume is None and not model.forget_requested  # no journal of this laptop's is touched
+    model.set_tables({"desk": _desk("bbbb-cccc")})
     assert model.resume is None
 
 

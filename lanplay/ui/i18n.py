@@ -206,7 +206,7 @@ EN: dict[str, str] = {
     "lobby_resume": "This laptop stopped in the middle of a game of {game} ({names}): Enter or r resumes it, "
     "x forgets it.",
     "lobby_back": "{names}'s table of {game} went on without you: Enter or r takes your seat back (from the "
-    "next round).",
+    "next round), x declines.",
     "ev_back": "— {name} is back from round {round} —",
     "net_back": "asking for your seat back: it is yours again from the next round…",
     "lobby_no_free_seat": "that table has no free seat",
@@ -537,7 +537,7 @@ NL: dict[str, str] = {
     "lobby_resume": "Deze laptop stopte midden in een spel {game} ({names}): Enter of r hervat het, "
     "x vergeet het.",
     "lobby_back": "De tafel {game} van {names} ging zonder jou verder: Enter of r neemt je plaats terug (vanaf "
-    "de volgende ronde).",
+    "de volgende ronde), x slaat het af.",
     "ev_back": "— {name} is terug vanaf ronde {round} —",
     "net_back": "je vraagt je plaats terug: vanaf de volgende ronde is die weer van jou…",
     "lobby_no_free_seat": "aan die tafel is geen plaats meer vrij",

@@ -208,6 +208,7 @@ class LobbyModel:
         self.resume_selected = True  # with an offer, the resume line is selected first: Enter resumes
         self.damaged: tuple[Path, ...] = ()  # journals just found damaged and set aside: the screen names them
         self.forget_requested = False  # x: never offer that unfinished game again
+        self.declined: set[str] = set()  # tables whose seat this laptop's person chose not to take back (x)
         self.action: Action | None = None
         self.revision = 0
         self.listeners: list[Callable[[], None]] = []
@@ -226,7 +227,8 @@ class LobbyModel:
         play-again table is left out: its players join it from their game-over screen (lanplay.table.again)."""
         current = self.selected_table
         listed = [a for a in tables.values() if a.again_of is None and not a.back]
-        desk = next((a for a in tables.values() if self.fingerprint in a.back), None)
+        desks = (a for a in tables.values() if self.fingerprint in a.back and a.table_id not in self.declined)
+        desk = next(desks, None)
         if desk is not None and (self.resume is None or self.resume.back is not None):
             if self.resume is None or self.resume.back != desk:  # a seat to take back: offered like a resume
                 self.resume, self.resume_selected = ResumeOffer(desk.game, (desk.host_name,), desk), True
@@ -436,7 +438,11 @@ class LobbyModel:
         self._changed()
 
     def forget_resume(self) -> None:
-        if self.resume is not None:
+        if self.resume is not None and self.resume.back is not None:  # not that seat: it is not offered again
+            self.declined.add(self.resume.back.table_id)
+            self.resume = None
+            self._changed()
+        elif self.resume is not None:
             self.resume = None
             self.forget_requested = True
             self._changed()
