@@ -54,11 +54,13 @@ def again_rank(plan: AnyPlan, advert: TableAdvert) -> int | None:
     return None
 
 
-def again_answers(plan: AnyPlan, seated: tuple[SeatInfo, ...]) -> tuple[list[int], list[int]]:
-    """Of the laptops of finished table `plan`: the seats whose players are in the play-again lobby
-    (said yes), and those still deciding (or gone)."""
+def again_answers(
+    plan: AnyPlan, seated: tuple[SeatInfo, ...], hosting: frozenset[int] = frozenset()
+) -> tuple[list[int], list[int]]:
+    """Of the laptops of finished table `plan`: the seats whose players said yes (in the play-again lobby,
+    or hosting one of their own: `hosting`), and those still deciding (or gone)."""
     keys = {info.public_key for info in seated}
-    yes = [seat for seat in laptop_seats(plan) if plan.seats[seat].public_key in keys]
+    yes = [seat for seat in laptop_seats(plan) if plan.seats[seat].public_key in keys or seat in hosting]
     return yes, [seat for seat in laptop_seats(plan) if seat not in yes]
 
 
@@ -88,10 +90,12 @@ async def play_again(
     on_seats: Callable[[list[SeatInfo]], None] | None = None,
     go: Callable[[TableRunner], Awaitable[bool]] | None = None,
     start_after: float | None = None,
+    on_hosting: Callable[[frozenset[int]], None] | None = None,
 ) -> Outcome:
     """This laptop says yes to playing again after table `prior`: find or host its play-again table
     (module docstring), bring this laptop's bots, play. Returns the new table's outcome; a table that
-    ends early goes on as any table does (`play_on`, by the caller, or `go` for a table hosted here)."""
+    ends early goes on as any table does (`play_on`, by the caller, or `go` for a table hosted here).
+    `on_hosting`: told the seats whose laptops host a play-again table of `prior` (they said yes)."""
     reconnect_timeout = float(prior.patience)  # the same options: the patience too (P-5.5)
     bot_kind = table_level(prior, bot_kind)  # and the bots' level
     me_key = identity.public.hex()
@@ -106,7 +110,11 @@ async def play_again(
         if on_lobby is not None:
             on_lobby(lobby, port)
 
-    async with TableBrowser(interface=interface) as browser:
+    def seen(tables: dict[str, TableAdvert]) -> None:
+        if on_hosting is not None:
+            on_hosting(frozenset(r for r in (again_rank(prior, a) for a in tables.values()) if r is not None))
+
+    async with TableBrowser(interface=interface, on_change=seen) as browser:
         while True:
             advert = lowest_host(prior, {k: v for k, v in browser.tables.items() if k not in tried}, me)
             if advert is not None:
