@@ -89,6 +89,8 @@ def test_the_screen_lists_who_said_yes_and_who_is_still_deciding() -> None:
     assert "play again: said yes: Ann, Bob; still deciding: Cor" in text
     assert "Play again: a new table with the same players and options, and a new seat draw" in text
     assert "s: start with those here" not in text  # only the laptop that hosts it can start it
+    table._on_again_hosts(frozenset({3}))  # Cor's laptop said yes too: it hosts one until it sees Ann's
+    assert "play again: said yes: Ann, Bob, Cor; still deciding: –" in " ".join(screen_text(model).split())
 
 
 def test_the_host_of_the_new_table_may_start_it_with_those_here() -> None:

@@ -170,6 +170,7 @@ class NetTable:
         self._ever_connected: set[int] = set()
         self._shown: tuple[object, ...] | None = None
         self._again_of: AnyPlan | None = None  # playing again after this finished table
+        self._again_hosts: frozenset[int] = frozenset()  # its seats whose laptops host a play-again table
         self._back_from: AnyPlan | None = None  # taking a seat back: the plan where a bot held it
         model.submit = self.submit
 
@@ -230,11 +231,17 @@ class NetTable:
                 prior=prior, identity=self.identity, data_dir=self.table_dir, name=self.name,
                 interface=self.interface, player=self.player, bot_kind=bot_kind, bot_delay=self.bot_delay,
                 on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_again_lobby,
-                on_seats=self._on_seats, go=self._ask_go_on,
+                on_seats=self._on_seats, go=self._ask_go_on, on_hosting=self._on_again_hosts,
             )  # fmt: skip
 
         self._start = start
         return self
+
+    def _on_again_hosts(self, seats: frozenset[int]) -> None:
+        """The laptops hosting a play-again table of the finished one: they said yes (`again_answers`)."""
+        self._again_hosts = seats
+        self._shown = None
+        self._show_seats()
 
     def _on_again_lobby(self, lobby: LobbyHost, port: int) -> None:
         self.lobby = lobby
@@ -405,7 +412,7 @@ class NetTable:
         self.model.set_seated([f"{seat.name} ({seat.fingerprint})" for seat in self.seated], self.seats_total)
         if self._again_of is not None:
             prior = self._again_of
-            yes, deciding = again_answers(prior, self.seated)
+            yes, deciding = again_answers(prior, self.seated, self._again_hosts)
             names = [shown_name(prior.seats[seat].name) for seat in deciding]
             self.model.set_status(
                 "net_again_host" if self.model.start_now is not None else "net_again",
