@@ -22,7 +22,8 @@ low-level functions as PyNaCl binds them. Notation: ``x·P`` multiplies point ``
 * Dealing position p (P-4.3): every other seat sends its `KeyOpening` for p to the owner privately;
   the owner checks each key against what its seat published (``k_p·S == X_p``, which fixes the key:
   there is exactly one such scalar) and computes ``(Π_j k_{j,p})⁻¹·C = M``. A public opening is the
-  same with every opening published. Both are `open_position`.
+  same with every opening published. Both are `open_position`, which checks the keys one by one only
+  when their product opens to no card (only the true product can open to a card: P-4.1).
 * Validation (P-4.4): every point received is a canonical encoding of a point of the prime-order
   subgroup other than the identity, every list has the expected length and no repeated point, every
   scalar is reduced and non-zero. Failures are `CheatDetected` naming the author seat.
@@ -714,23 +715,31 @@ def open_position(
     """The card at ``position`` of the final (locked) deck, whose point there is ``point``.
 
     ``openings`` has one key opening per seat, in seat order (the owner's own included);
-    ``commitments`` is every seat's `KeyCommitments`, in seat order. A key that does not match its
-    seat's factor blames that seat; a position that opens to no card is certain cheating in a
-    shuffle pass (seat ``None``: the audit names the seat)."""
+    ``commitments`` is every seat's `KeyCommitments`, in seat order. A position that does not open
+    to a card blames the seat whose key does not match its factor, else it is certain cheating in a
+    shuffle pass (seat ``None``: the audit names the seat).
+
+    One multiplication when it opens to a card: only the true product of the keys can open the
+    locked point to a card, since nobody knows a discrete log between two card points (P-4.1), so a
+    card found is the card, and each key is checked against its factor only when none is (the
+    per-key check is six times the cost at six seats, and a public opening is on every move)."""
     check_int(position, "position", RULE_DEAL, 0, ctx.size - 1)
     if len(openings) != ctx.seats or len(commitments) != ctx.seats:
         raise ProtocolError(RULE_DEAL, f"need one key opening and one commitment list per seat ({ctx.seats})")
     product = 1
-    for seat, (opening, seat_commitments) in enumerate(zip(openings, commitments, strict=True)):
+    for seat, opening in enumerate(openings):
         if opening.seat != seat:
             raise ProtocolError(RULE_DEAL, f"opening {seat} is seat {opening.seat}'s; openings go in seat order")
         if opening.position != position:
             raise CheatDetected(RULE_DEAL, f"key sent for position {opening.position} where {position} was asked", seat)
-        product = product * _scalar_int(check_key_opening(ctx, opening, seat_commitments)) % L
+        key = check_scalar(opening.key, seat, f"key for position {position}")
+        product = product * _scalar_int(key) % L
     # Keys are non-zero mod the prime L, so their product is invertible.
     plain = scalarmult(_scalar_bytes(pow(product, -1, L)), point)
     code = ctx.cards.code_of(plain)
     if code is None:
+        for opening, seat_commitments in zip(openings, commitments, strict=True):
+            check_key_opening(ctx, opening, seat_commitments)  # names the seat whose key is wrong
         raise CheatDetected(
             RULE_DEAL,
             f"position {position} does not open to a card of the deck: a shuffle pass replaced a card "

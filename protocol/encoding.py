@@ -149,16 +149,6 @@ def _no_constants(text: str) -> NoReturn:
     _fail(f"{text} is not allowed")
 
 
-def _int(text: str) -> int:
-    # Python refuses ints over 4300 digits with a ValueError; the range check comes first and is clearer.
-    if len(text.lstrip("-")) > 19:
-        _fail(f"integer {text[:24]}... is outside the signed 64-bit range")
-    value = int(text)
-    if not INT_MIN <= value <= INT_MAX:
-        _fail(f"integer {text} is outside the signed 64-bit range")
-    return value
-
-
 def _pairs(pairs: list[tuple[str, object]]) -> JSONObject:
     out: JSONObject = {}
     for key, value in pairs:
@@ -183,13 +173,14 @@ def decode(data: bytes, max_size: int) -> JSONObject:
             text,
             object_pairs_hook=_pairs,
             parse_float=_no_floats,
-            parse_int=_int,
             parse_constant=_no_constants,
         )
     except RecursionError:
         _fail("nested too deeply")
     except json.JSONDecodeError as exc:
         _fail(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except ValueError:  # Python's own limit on the digits of an int; the 64-bit range is checked below
+        _fail("an integer is outside the signed 64-bit range")
     if not isinstance(value, dict):
         _fail(f"top level must be a JSON object, got {type(value).__name__}")
     # Catches what the parser lets through: depth within the recursion limit, lone surrogates from
@@ -210,10 +201,13 @@ def _check_plain(value: object, depth: int) -> None:
         if depth >= MAX_DEPTH:
             raise _NotPlain
         for item in value:  # type: ignore[attr-defined]
-            if type(item) is not str and type(item) is not int:
-                _check_plain(item, depth + 1)
-            elif type(item) is str:
+            if type(item) is str:
                 item.encode("utf-8")
+            elif type(item) is int:
+                if not INT_MIN <= item <= INT_MAX:
+                    raise _NotPlain
+            else:
+                _check_plain(item, depth + 1)
     elif kind is dict:
         if depth >= MAX_DEPTH:
             raise _NotPlain
@@ -221,7 +215,10 @@ def _check_plain(value: object, depth: int) -> None:
             key.encode("utf-8")
             if type(item) is str:
                 item.encode("utf-8")
-            elif type(item) is not int:
+            elif type(item) is int:
+                if not INT_MIN <= item <= INT_MAX:
+                    raise _NotPlain
+            else:
                 _check_plain(item, depth + 1)
 
 

@@ -21,6 +21,7 @@ an `Equivocation`: a value holding both messages that anyone can check again wit
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -64,6 +65,15 @@ def _content(table: str, round: int, author: str, seq: int, prev: str, kind: str
         "kind": kind,
         "body": body,
     }
+
+
+_FIELD_SET = frozenset(FIELDS)
+
+
+def _dumps(plain: JSONObject) -> bytes:
+    # `canonical` for a value known to be plain JSON (decoded here, or a `plain_copy`): no walk first.
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8")
 
 
 def _check_author(value: object) -> str:
@@ -141,7 +151,27 @@ class SignedMessage:
         return self._wire
 
     @classmethod
-    def from_json(cls, obj: object) -> SignedMessage:
+    def _checked(cls, fields: tuple[str, int, str, int, str, str], body: JSONObject, sig: str, signed: bytes,
+                 wire: bytes) -> SignedMessage:  # fmt: skip
+        # Built from parts already checked and already canonical (a received message whose bytes are
+        # its canonical form, or one just signed here): the copies and walks of __post_init__ would
+        # only redo that work, and receiving is where a table spends its time (P-6.6 bounds aside).
+        msg: SignedMessage = object.__new__(cls)
+        for name, value in zip(FIELDS, (*fields, body, sig), strict=True):
+            object.__setattr__(msg, name, value)
+        object.__setattr__(msg, "_signed", signed)
+        object.__setattr__(msg, "_wire", wire)
+        return msg
+
+    @classmethod
+    def from_json(cls, obj: object, wire: bytes | None = None) -> SignedMessage:
+        """Read a signed message (every field checked, not the signature). ``wire``: the bytes ``obj``
+        was just decoded from (`decode`, so it is plain JSON no one else holds); when they are the
+        canonical form, as an honest author sends them, the message is built without copying."""
+        if wire is not None and isinstance(obj, dict) and obj.keys() == _FIELD_SET:
+            fast = cls._from_canonical(obj, wire)
+            if fast is not None:
+                return fast
         if not isinstance(obj, Mapping):
             raise ProtocolError(RULE, f"a signed message is a JSON object, got {type(obj).__name__}")
         keys = set(obj)
@@ -167,8 +197,25 @@ class SignedMessage:
         )
 
     @classmethod
+    def _from_canonical(cls, obj: JSONObject, wire: bytes) -> SignedMessage | None:
+        body, sig = obj["body"], obj["sig"]
+        if not isinstance(body, dict) or not isinstance(sig, str):
+            return None
+        fields = (obj["table"], obj["round"], obj["author"], obj["seq"], obj["prev"], obj["kind"])
+        table, round, author, seq, prev, kind = fields
+        _check_fields(table, round, author, seq, prev, kind)
+        try:
+            h2b(sig, SIGNATURE_BYTES, "sig")
+        except ProtocolError as exc:
+            raise ProtocolError(RULE, exc.message) from None
+        if _dumps(obj) != wire:
+            return None  # not canonical (key order, spacing, escapes): the general path copies and sorts
+        content = _dumps(_content(table, round, author, seq, prev, kind, body))  # type: ignore[arg-type]
+        return cls._checked(fields, body, sig, SIGNED_DOMAIN + content, wire)  # type: ignore[arg-type]
+
+    @classmethod
     def from_wire(cls, data: bytes, max_size: int = MAX_MESSAGE_BYTES) -> SignedMessage:
-        return cls.from_json(decode(data, max_size))
+        return cls.from_json(decode(data, max_size), data)
 
     def verify(self, public_key: PublicIdentity) -> None:
         """Check that ``public_key`` is the author's and signed this content; `ProtocolError` if not."""
@@ -185,9 +232,10 @@ def sign_message(
     """Sign a message as ``identity``: the author is its peer id."""
     author = identity.peer_id
     _check_fields(table, round, author, seq, prev, kind)
-    content = canonical(_content(table, round, author, seq, prev, kind, body))
-    sig = identity.sign(SIGNED_DOMAIN + content).hex()
-    return SignedMessage(table, round, author, seq, prev, kind, dict(body), sig)
+    plain = plain_copy(dict(body))  # a private copy: the value stays what was signed
+    signed = SIGNED_DOMAIN + _dumps(_content(table, round, author, seq, prev, kind, plain))
+    sig = identity.sign(signed).hex()
+    return SignedMessage._checked((table, round, author, seq, prev, kind), plain, sig, signed, b"")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,10 @@ begins, when it is dealt its hand, and its VmRSS when a round is confirmed. Meas
 Output: one JSON object per line, ``{"metric", "value", "unit"}`` (plus ``target`` where the issue
 sets one, and ``n``). Targets: move latency median < 5 ms, deal < 0.5 s, discovery < 2 s, RSS < 80 MB.
 
-    .venv/bin/python scripts/bench_net.py [--seats 6] [--game sixth-sense] [--delay 0] [--keep]
+    .venv/bin/python scripts/bench_net.py [--seats 6] [--game sixth-sense] [--delay 0] [--bot-kind heuristic] [--keep]
+
+The bots are the rule-of-thumb kind unless told otherwise (at 8bf29ab that was `lanplay bot`'s default):
+a searching bot thinks on the same cores as the peers, and would be measured instead of the table.
 """
 
 from __future__ import annotations
@@ -196,13 +199,18 @@ def main() -> int:
     parser.add_argument("--game", default="sixth-sense")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds each bot thinks before a move")
+    parser.add_argument(
+        "--bot-kind", default="heuristic",
+        help="the bots' kind (`lanplay bot --kind`); the rule-of-thumb one by default, so that what is measured is "
+        "the table and the network, not the time a searching bot thinks on the cores the peers share",
+    )  # fmt: skip
     parser.add_argument("--discovery-runs", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds the whole game may take")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (traces, records)")
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="lanplay-bench-net-"))
-    common = ["--game", args.game, "--interface", LOOPBACK, "--delay", str(args.delay)]
+    common = ["--game", args.game, "--interface", LOOPBACK, "--delay", str(args.delay), "--kind", args.bot_kind]
     for option in args.option:
         common += ["--option", option]
     peers: list[Peer] = []

@@ -115,12 +115,6 @@ def test_one_seat_never_parts_the_honest_seats_at_the_go_on(tmp_path: Path, atta
     assert ann_played == bot_played, (ann_played, bot_played, bot_files)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.6/P-5.7: a seat signs the continuation (go-on-sig) without journaling it, and the new table's "
-    "journal starts only when its runner runs: a seat that crashes once every signature is in finds nothing to "
-    "resume, while the others play the table it signed and wait for it there",
-)
 def test_a_seat_that_crashes_after_signing_the_continuation_finds_it_again(tmp_path: Path) -> None:
     """P-5.6: Cor, honest, gets every signature on the continuation, then its process dies before it
     starts the new table. Started again, it must find that table to resume (the others play it)."""

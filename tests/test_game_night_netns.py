@@ -176,12 +176,14 @@ LANPLAY = Path(sys.executable).parent / "lanplay"
 class NsTerminal:
     """tmux (its own server) running `lanplay lobby` inside a namespace, 80×24."""
 
-    def __init__(self, name: str, lan: Lan, peer: int, home: Path, who: str) -> None:
+    def __init__(
+        self, name: str, lan: Lan, peer: int, home: Path, who: str, command: tuple[str, ...] = ("lobby",)
+    ) -> None:
         assert TMUX is not None
         home.mkdir(parents=True)
         self.base = [TMUX, "-L", f"lanplay-gn-{name}-{lan.prefix}"]
         inner = [*lan.exec(peer), *ns_env(str(home), {"TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8"}),
-                 str(LANPLAY), "lobby", "--name", who, "--lang", "en"]  # fmt: skip
+                 str(LANPLAY), *command, "--name", who, "--lang", "en"]  # fmt: skip
         command = " ".join(inner) + "; echo LOBBY-EXIT=$?; sleep 60"
         self.run("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", "-c", str(home), command)
         self.home = home
@@ -334,4 +336,63 @@ def test_four_laptops_where_one_is_killed_go_on_with_a_bot_and_finish_alike(tmp_
                 proc.stdout()
             ), proc.describe()
     finally:
+        lan.close()
+
+
+LOBBY_ON = re.compile(r"table ([0-9a-f]+): lobby on ([0-9.]+):(\d+)")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+@pytest.mark.skipif(not LANPLAY.exists(), reason="no lanplay command beside the test interpreter")
+def test_four_laptops_where_one_leaves_with_q_go_on_with_a_bot_and_finish_alike(
+    tmp_path: Path, procs: list[Proc]
+) -> None:
+    """Issue 30, P-5.7: four laptops (a namespace each): two `lanplay bot` processes and two people at the
+    full-screen table, Ann and Bob. Bob presses q, y: a signed leave. Ann's screen says at once that Bob left
+    (not that his laptop is reconnecting) and asks whether to go on; she goes on (the first button), and plays
+    the game to its end. Nobody is convicted, and Ann's record is byte for byte the bots' own."""
+    lan = lan_or_skip("lq", "10.84.0", 4)
+    ann = bob = None
+    try:
+        common = ["--game", "sixth-sense", "--option", "beginner=true", "--option", "target=1", "--patience", "5"]
+        host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
+                                                lan.address(1), "-v"])  # fmt: skip
+        procs.append(host)
+        deadline = time.monotonic() + 30
+        while not (found := LOBBY_ON.search(host.err.read_text())):
+            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+            time.sleep(0.05)
+        address = f"{found.group(2)}:{found.group(3)}"
+        guest = Proc(lan, 2, tmp_path / "l2", ["bot", *common[:2], "--table", found.group(1), "--interface",
+                                                 lan.address(2)])  # fmt: skip
+        procs.append(guest)
+        ann = NsTerminal("ann", lan, 3, tmp_path / "ann", "Ann", ("join", address))
+        bob = NsTerminal("bob", lan, 4, tmp_path / "bob", "Bob", ("join", address))
+        bob.wait(lambda s: re.search(r"Your hand \([1-9]", s) is not None, "Bob's cards", timeout=GAME_LIMIT)
+        bob.keys("q")
+        bob.wait(lambda s: "Leave the game?" in s, "the leave question")
+        began = time.monotonic()
+        bob.keys("y")
+        asked = ann.wait(lambda s: "Bob is gone: go on?" in " ".join(s.split()), "the go-on question", timeout=30)
+        assert time.monotonic() - began < 10, "the question came late"
+        assert "reconnect" not in asked, asked
+        # Ann goes on (Tab selects the first allowed choice, the go-on button; Enter confirms) and plays on.
+        deadline = time.monotonic() + GAME_LIMIT
+        while "Final table" not in (screen := ann.screen()):
+            assert "Traceback" not in screen and time.monotonic() < deadline, screen
+            ann.keys("Tab", "Enter")
+            time.sleep(0.1)
+        assert "EXPOSED" not in screen and "convicted" not in screen, screen
+        assert [p.wait(GAME_LIMIT) for p in (host, guest)] == [0, 0], host.describe() + guest.describe()
+        # Two records at each laptop: the table cut short by the leave, and the one that went on.
+        ann_records = {p.read_bytes() for p in (tmp_path / "ann").rglob("records/*.json")}
+        bots_records = [{p.read_bytes() for p in (tmp_path / home).rglob("records/*.json")} for home in ("l1", "l2")]
+        assert len(ann_records) == 2 and ann_records == bots_records[0] == bots_records[1], bots_records
+        final = next(json.loads(r) for r in ann_records if b'"continues"' in r)
+        assert final["complete"] is True and final["exposed"] == [], final
+    finally:
+        for terminal in (ann, bob):
+            if terminal is not None:
+                terminal.close()
         lan.close()

@@ -125,6 +125,21 @@ def test_wire_round_trip_and_signature(alice: Identity) -> None:
     assert m.author == alice.peer_id
 
 
+def test_message_reads_the_same_from_canonical_and_other_spellings(alice: Identity) -> None:
+    # P-1.3: the signature covers the canonical content, however the bytes on the wire were spelled.
+    m = msg(alice, 3, "ab" * 32, {"zeta": [3, {"b": 1, "a": "é"}], "alpha": None})
+    spelled = json.dumps(dict(reversed(list(m.to_json().items()))), indent=1, ensure_ascii=True).encode()
+    assert spelled != m.to_wire()
+    for wire in (m.to_wire(), spelled):
+        again = SignedMessage.from_wire(wire)
+        assert again == m
+        assert again.digest() == m.digest()
+        assert again.signed_bytes() == m.signed_bytes()
+        assert again.to_wire() == m.to_wire()
+        assert list(again.body) == ["alpha", "zeta"]
+        again.verify(alice.public)
+
+
 def test_digest_covers_content_not_signature(alice: Identity) -> None:
     m = msg(alice, 0, ZERO_DIGEST)
     assert m.digest() == hashlib.sha256(m.signed_bytes()).hexdigest()

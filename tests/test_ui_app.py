@@ -83,7 +83,8 @@ def test_keys_play_a_round_of_each_game(
     async def script(model: TableModel, pipe: PipeInput) -> None:
         await _press_enter_until(model, pipe, lambda: bool(model.round_results))
         text = screen_text(model)
-        assert "Round 1: local game, no audit needed" in text
+        assert "round over: press Enter for the next round" in text  # the round's end is on screen
+        assert model.audits == {} and "audit" not in text  # and a local game claims no audit
         assert "Ann" in text and "Bot 1" in text
         await _leave(model, pipe)
 

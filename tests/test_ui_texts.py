@@ -22,7 +22,7 @@ from lanplay.cli.local import play_local
 from lanplay.games.sixth_sense.words import trick_story
 from lanplay.ui.app import too_small_text
 from lanplay.ui.lines import plain, ranks, wrap_path
-from lanplay.ui.local_table import LocalTable, move_events
+from lanplay.ui.local_table import LocalTable
 from lanplay.ui.model import TableModel
 from lanplay.ui.screens import game_over_lines, hand_area, screen_text
 
@@ -50,7 +50,7 @@ def play_trick(plays: list[Play], lang: str = "en", seat: int = 0) -> tuple[Tabl
     for play in plays:
         before, state = state, SIXTH_SENSE.apply(state, play)
         model.update_state(SIXTH_SENSE.view(state, seat))
-        model.add_events(move_events(model, before, play, state))
+        model.add_events(model.words.move_events(model, before, play, state))
     return model, state
 
 
@@ -152,7 +152,7 @@ def test_a_12_split_is_offered_said_and_a_stray_enter_keeps_the_count(lang: str,
     model.confirm()  # Enter without choosing
     assert submitted == [Split(0, False)]
     before, state = state, SIXTH_SENSE.apply(state, Split(0, True))
-    model.add_events(move_events(model, before, Split(0, True), state))
+    model.add_events(model.words.move_events(model, before, Split(0, True), state))
     assert after in flat(screen_text(model))
 
 
@@ -180,7 +180,7 @@ def test_the_6_9_card_has_one_name_everywhere() -> None:
     assert submitted == [P(1, "Y6", 9)]
     before, state = state, SIXTH_SENSE.apply(state, submitted[0])
     model.update_state(SIXTH_SENSE.view(state, 1))
-    model.add_events(move_events(model, before, submitted[0], state))
+    model.add_events(model.words.move_events(model, before, submitted[0], state))
     assert "Bob plays Y6/9 as 9" in screen_text(model) and "Y6/9=9" in screen_text(model)
 
 
@@ -388,7 +388,8 @@ def test_plain_tells_every_line_of_the_offline_tables_log(game_id: str, options:
     # (a log line may follow the prompt on its line: the prompt waits for input without a newline)
     missing = [e.text("en") for e in model.log if not any(line.endswith("  " + e.text("en")) for line in printed)]
     assert model.log and missing == []
-    assert sum("local game, no audit needed" in e.text("en") for e in model.log) == len(table.rounds)
+    assert sum(e.key == "ev_totals" for e in model.log) == len(table.rounds)  # every round's end is told
+    assert not any(e.key.startswith("audit_") for e in model.log)  # and no audit claimed for a local game
 
 
 @pytest.mark.parametrize("lang", ["en", "nl"])
@@ -517,7 +518,7 @@ def test_a_seat_has_the_same_marker_and_name_on_the_scoreboard_the_trick_and_the
     move = SIXTH_SENSE.legal_moves(state, leader)[0]
     state = SIXTH_SENSE.apply(state, move)
     model.update_state(SIXTH_SENSE.view(state, 0), 1)
-    model.add_events(move_events(model, before, move, state))
+    model.add_events(model.words.move_events(model, before, move, state))
     shown = [model.name(seat) for seat in range(6)]
     assert len(set(shown)) == 6 and len({name[0] for name in shown}) == 6  # distinct names, distinct markers
     board = plain(scores(model))
@@ -536,3 +537,25 @@ def test_the_rules_dialog_fits_an_80_by_24_screen_with_its_keys(lang: str, game:
     lines = plain(help_lines(TableModel(game, ("Ann", "Bob"), 0, lang))).splitlines()
     assert len(lines) + 2 <= 24 and all(len(line) + 2 <= 80 for line in lines)
     assert f"lanplay rules {game.id}" in lines[-1]
+
+
+@pytest.mark.parametrize("lang", ["en", "nl"])
+def test_a_6_nimmt_turn_names_each_seat_in_the_log_as_the_reveal_line_does(lang: str) -> None:
+    """Bots whose full names number them out of seat order ("Ann's bot 2" sits before "Ann's bot 1"): the
+    placement lines of a turn name each seat by its screen name, as the "Revealed" line just above them does,
+    never by its full name."""
+    import random
+
+    players = ("Ann", "Ann's bot 2", "Ann's bot 1", "Bob")
+    state = TAKE6.new_game(4, TAKE6.options_from_json({}))
+    state = TAKE6.start_round(state, TAKE6.deal_shuffled(state, 0, random.Random(7)))
+    model = TableModel(TAKE6, players, 0, lang)
+    for seat in range(4):  # T-3.1: each chooses; the last choice reveals them all and places them
+        move = TAKE6.legal_moves(state, seat)[-1]  # its highest card: placed in a row
+        before, state = state, TAKE6.apply(state, move)
+        model.add_events(model.words.move_events(model, before, move, state))
+    model.update_state(TAKE6.view(state, 0), 1)
+    log = [event.text(lang) for event in model.log]
+    placed = [line for line in log if "→" in line]
+    assert len(placed) == 4 and all(any(name in line for name in model.names()) for line in placed), log
+    assert not any("Ann's bot" in line for line in log), log

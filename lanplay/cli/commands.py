@@ -19,7 +19,7 @@ from lanplay.bots import BOT_KINDS, add_budget_argument, apply_budget_argument
 from lanplay.cli.local import play_local
 from lanplay.cli.netcli import CommandError, add_network_commands
 from lanplay.cli.options import OptionError, parse_options
-from lanplay.games import BUNDLES, option_keys_text, option_notes, options_help, replay_lines
+from lanplay.games import BUNDLES, game_bundle, option_keys_text, option_notes, options_help, replay_lines
 from lanplay.net.address import AddressError
 from lanplay.net.discovery import DiscoveryError
 from lanplay.net.network import network_in_use
@@ -131,10 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def rules_text(game_id: str) -> str:
-    """The full rules of a game with their ids (S-…, T-…, X-…), shipped in the package (lanplay/rules/)."""
-    from importlib.resources import files
-
-    return files("lanplay").joinpath("rules", f"{game_id}.md").read_text(encoding="utf-8")
+    """The full rules of a game with their ids (S-…, T-…, X-…), shipped in its bundle (lanplay/games/GAME/rules.md)."""
+    return game_bundle(game_id).rules_text()
 
 
 def run_rules(args: argparse.Namespace) -> int:
@@ -235,11 +233,10 @@ def run_play(args: argparse.Namespace) -> int:
     path: Path = args.record or Path(f"lanplay-{game.id}-{secrets.token_hex(4)}.json")
 
     if not args.plain:
-        from lanplay.ui.app import play_local_table  # here: start-up speed (prompt_toolkit)
-        from lanplay.ui.play import play_net_table  # here: start-up speed (prompt_toolkit)
+        from lanplay.ui.play import play_net_table, play_offline_table  # here: start-up speed (prompt_toolkit)
 
         if args.offline:
-            return play_local_table(
+            return play_offline_table(
                 game, options, name=args.name, bots=args.bots, bot_kind=args.bot_kind, lang=detect_lang(args.lang),
                 record_dir=path.parent, record_name=path.name,
             )

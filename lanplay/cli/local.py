@@ -1,9 +1,10 @@
 """A plain-text game on one laptop against bots (no network): `lanplay play --plain`.
 
 It shows what the full-screen table shows, as lines of text: the same `TableModel`, fed by the same
-table (`LocalTable`, lanplay/ui/local_table.py: one offline loop for both), drawn by the same screen
-functions without colours. Moves are typed as numbers, by the rule the footer of the full screen states (6 nimmt!:
-the card's number; otherwise the n-th choice). It works on any terminal, in scripts and in tests.
+offline source (`LocalTable`, lanplay/ui/local_table.py) through the same `TableFeed` (lanplay/ui/feed.py), drawn
+by the same screen functions without colours; `_PlainFront` is the feed's front end that prints and reads.
+Moves are typed as numbers, by the rule the footer of the full screen states (6 nimmt!: the card's number;
+otherwise the n-th choice). It works on any terminal, in scripts and in tests.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, TextIO
 from engine.api import Game
 from engine.record import GameRecord
 from lanplay.ui import screens
+from lanplay.ui.feed import RoundScored, TableEvent
 from lanplay.ui.i18n import rules_summary
 from lanplay.ui.local_table import LocalTable
 from lanplay.ui.model import TableModel
@@ -36,7 +38,9 @@ def play_local(
     """Play until the game ends or input ends; returns the record of what was played."""
     players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
     model = TableModel(game, players, HUMAN, lang)
-    table = _PlainTable(model, options, bot_kind, seed, stdin, out)
+    front = _PlainFront(model, stdin, out)
+    table = LocalTable(model, options, bot_kind=bot_kind, bot_delay=0.0, seed=seed, pause_between_rounds=False,
+                       front=front)
     print(f"{game.title}: {', '.join(players)}.", file=out)
     print(_t(model, "plain_intro"), file=out)
     try:
@@ -53,32 +57,25 @@ class _Stopped(Exception):
     """The person typed q, or the input ended."""
 
 
-class _PlainTable(LocalTable):
-    """The offline table (lanplay/ui/local_table.py) with no pauses, printing what the full screen would show
-    and reading this seat's moves as typed numbers."""
+class _PlainFront:
+    """The offline table's front end (lanplay/ui/feed.py's `Front`): prints what the full screen would show and
+    reads this seat's moves as typed numbers."""
 
-    def __init__(
-        self, model: TableModel, options: Any, bot_kind: str, seed: int | None, stdin: TextIO, out: TextIO
-    ) -> None:
-        super().__init__(model, options, bot_kind=bot_kind, bot_delay=0.0, seed=seed, pause_between_rounds=False)
+    def __init__(self, model: TableModel, stdin: TextIO, out: TextIO) -> None:
+        self.model = model
         self.stdin = stdin
         self.out = out
         self.printer = _LogPrinter(model, out)
 
-    def dealt(self) -> None:
+    def told(self, event: TableEvent) -> None:
+        if isinstance(event, RoundScored):  # the table as the round ended, then its result
+            print("", file=self.out)
+            print(screens.plain(screens.table_area(self.model, WIDTH)), file=self.out)
         self.printer.flush()
 
-    def decide(self) -> None:
-        if not _ask(self.model, self.game, self.stdin, self.out):
+    def asked(self) -> None:
+        if not _ask(self.model, self.model.game, self.stdin, self.out):
             raise _Stopped
-
-    def moved(self) -> None:
-        self.printer.flush()
-
-    def round_ended(self) -> None:
-        print("", file=self.out)
-        print(screens.plain(screens.table_area(self.model, WIDTH)), file=self.out)
-        self.printer.flush()
 
 
 def _t(model: TableModel, key: str, **params: object) -> str:

@@ -13,11 +13,14 @@ from lanplay.bots.expert import ExpertBot, Searcher
 from lanplay.games import sixes, sixth_sense, take6
 from lanplay.games.bundle import GameBundle
 from lanplay.ui.describe import int_or_none, seat_name
+from lanplay.ui.i18n import add_game_texts
 
 # The registry: one line a game, in the order the lobby offers them.
 BUNDLES: tuple[GameBundle, ...] = (sixth_sense.BUNDLE, take6.BUNDLE, sixes.BUNDLE)
 
 _BY_ID = {bundle.id: bundle for bundle in BUNDLES}
+for _bundle in BUNDLES:
+    add_game_texts(_bundle.id, _bundle.texts, _bundle.rules)
 
 
 def game_bundle(game_id: str) -> GameBundle:

@@ -5,14 +5,15 @@ A bundle holds the game's rules (its engine module, engine/GAME.py, listed in en
 is drawn and its choices offered (`GameLook`, the bundle's look.py), how its cards, moves and rounds are told
 (`GameWords`, its words.py), its rule-of-thumb bot (bot.py), its part of the expert search (`Searcher`, search.py)
 and the option form the lobby offers.
-Its rules text for `lanplay rules` is lanplay/rules/GAME.md; its words in both languages are in
-lanplay/ui/i18n.py.
+Its words in both languages and its rules summary on `?` are its texts.py (the registry adds them to
+lanplay/ui/i18n.py's shared words); its full rules with their ids, for `lanplay rules`, are its rules.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any, Protocol
 
 from engine.api import Game, IllegalMove
@@ -64,13 +65,20 @@ class GameWords(Protocol):
 
 @dataclass(frozen=True)
 class GameBundle:
+    package: str  # the bundle's package (lanplay.games.GAME): its rules.md, the full rules for `lanplay rules`
     game: AnyGame  # the rules: engine/GAME.py
     look: GameLook
     words: GameWords
     heuristic: Callable[[int | None], Bot]  # its rule-of-thumb bot, from a seed
     searcher: Callable[[], Searcher]  # a fresh searcher for one expert bot (it keeps state between decisions)
     form: tuple[tuple[str, tuple[object, ...]], ...]  # the lobby's option form: key, values it cycles through
+    texts: Mapping[str, Mapping[str, str]]  # its words by language (its texts.py): registered with the shared ones
+    rules: Mapping[str, tuple[str, ...]]  # its rules summary on `?`, by language
 
     @property
     def id(self) -> str:
         return self.game.id
+
+    def rules_text(self) -> str:
+        """The game's full rules with their ids (S-…, T-…, X-…), shipped in its package (rules.md)."""
+        return files(self.package).joinpath("rules.md").read_text(encoding="utf-8")

@@ -650,6 +650,9 @@ class TableRunner:
             except ProtocolError as exc:
                 log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
                 return None
+            # P-5.6: the table this seat signed is on disk before anything else happens, so a laptop that
+            # dies now finds it to resume (the others play it and wait for this seat there).
+            begin_journal(signed, self.identity, self.data_dir)
             # Passed on whole, so a seat that one signer left out (or whose slots another seat filled with
             # junk) still holds every signature (P-6.2).
             with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone
@@ -835,6 +838,16 @@ def plan_from_json(raw: object) -> AnyPlan:
     if isinstance(raw, dict) and "continues" in raw:
         return Continuation.from_json(raw)
     return TablePlan.from_json(raw)
+
+
+def begin_journal(plan: AnyPlan, identity: Identity, data_dir: Path) -> Path:
+    """The journal of ``identity``'s seat at ``plan``'s table, begun (its table record and a fresh seed,
+    fsynced) if it has no line yet: what `TableRunner.run` then starts from, or a restart resumes."""
+    me = [s.public_key for s in plan.seats].index(identity.public.hex())
+    journal = Journal(journal_path(data_dir, plan.table_id, me))
+    if not journal.path.exists() or not journal.read():
+        journal.append({**_table_record(plan, me), "seed": secrets.token_bytes(32).hex()})
+    return journal.path
 
 
 def _table_record(plan: AnyPlan, seat: int) -> JSONObject:

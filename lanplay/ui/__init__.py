@@ -5,7 +5,8 @@ prompt_toolkit application that binds keys to it (app.py).
 Below the games (lanplay/games/ builds on them): the words (i18n.py, names.py, describe.py), the values the
 model holds (values.py) and the pieces a screen is drawn with (lines.py).
 
-`NetTable` (net_table.py) plays the model's seat through the real protocol (hosting, joining or
-resuming a table); `LocalTable` (local_table.py) is the in-process back end against bots (`--offline`).
+One loop writes the game into the model, `TableFeed` (feed.py), told by either of two sources: `NetTable`
+(net_table.py) plays the model's seat through the real protocol (hosting, joining or resuming a table);
+`LocalTable` (local_table.py) is the in-process engine against bots (`--offline`, `--plain`).
 The lobby (lobby_model.py, lobby_screen.py) lists the tables on the network and opens the table screen.
 """

@@ -1,8 +1,8 @@
 """The prompt_toolkit application: windows that read the model, keys that call its methods.
 
-The back end (a `NetTable`, or an in-process `LocalTable`) runs as a task beside the
-application; every change of the model calls `app.invalidate()`, so the screen redraws after
-back-end events and key presses alike.
+The table's source (a `NetTable`, or an in-process `LocalTable`: lanplay/ui/feed.py's `TableSource`) runs as a
+task beside the application; every change of the model calls `app.invalidate()`, so the screen redraws after
+the source's events and key presses alike.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.data_structures import Point
@@ -37,10 +36,8 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame
 
-from engine.api import Game
 from lanplay.ui import screens
-from lanplay.ui.describe import default_player_name
-from lanplay.ui.local_table import LocalTable, bot_delay_from_env
+from lanplay.ui.feed import TableSource
 from lanplay.ui.model import TableModel
 
 STYLE = Style.from_dict(
@@ -83,10 +80,6 @@ STYLE = Style.from_dict(
 
 DIGIT_PAUSE = 1.0  # seconds after which the next digit starts a new number
 MIN_COLUMNS, MIN_ROWS = 80, 24  # the screens are planned for 80×24 (screens.py)
-
-
-class Backend(Protocol):
-    async def run(self) -> Any: ...
 
 
 def _size() -> tuple[int, int]:
@@ -327,21 +320,21 @@ def build_app(model: TableModel, *, input: Input | None = None, output: Output |
 
 async def run_table_app(
     model: TableModel,
-    backend: Backend,
+    source: TableSource,
     *,
     input: Input | None = None,
     output: Output | None = None,
     app: Application[None] | None = None,
 ) -> Any:
-    """Run the screen and the back end together until the player leaves; returns the back end's
-    result if it finished (the game's record for a `LocalTable`), else None."""
+    """Run the screen and the table's source together until the player leaves; returns the source's
+    result if it finished (the game's record for a `LocalTable`, the `Outcome` for a `NetTable`), else None."""
     app = app or build_app(model, input=input, output=output)
 
     def redraw() -> None:
         app.invalidate()
 
     model.listeners.append(redraw)
-    task = asyncio.ensure_future(backend.run())
+    task = asyncio.ensure_future(source.run())
 
     def backend_done(done: asyncio.Future[Any]) -> None:
         if not done.cancelled() and done.exception() is not None:
@@ -352,12 +345,11 @@ async def run_table_app(
         await app.run_async()
     finally:
         model.listeners.remove(redraw)
-        leave = getattr(backend, "leave", None)
-        if not task.done() and leave is not None:
+        if not task.done():
             # P-5.7: a person who leaves a table says so, signed, so the others know at once and nobody
-            # waits for them; the back end then ends by itself once its last messages are out.
+            # waits for them; the source then ends by itself once its last messages are out.
             with contextlib.suppress(Exception):
-                if await leave():
+                if await source.leave():
                     await asyncio.wait([task], timeout=LEAVE_DRAIN)
         if not task.done():
             task.cancel()
@@ -366,39 +358,6 @@ async def run_table_app(
     if task.cancelled() or task.exception() is not None:
         return None
     return task.result()
-
-
-def play_local_table(
-    game: Game[Any, Any, Any, Any],
-    options: Any,
-    *,
-    name: str,
-    bots: int,
-    bot_kind: str,
-    lang: str,
-    record_dir: Path,
-    record_name: str | None = None,
-    bot_delay: float | None = None,
-) -> int:
-    """`lanplay play`: one person against bots in the full-screen client; returns the exit status."""
-    if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
-        name = default_player_name()
-    players = [name, *(f"Bot {i}" for i in range(1, bots + 1))]
-    model = TableModel(game, players, 0, lang)
-    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
-    table = LocalTable(model, options, bot_kind=bot_kind, bot_delay=delay, record_dir=record_dir,
-                       record_name=record_name)
-    asyncio.run(run_table_app(model, table))
-    path = table.record_path if table.finished else table.save_record()
-    if path is not None:
-        print(model.text("record_saved", path=str(path)))
-    else:
-        print(model.text("no_move_nothing_saved"))
-    if model.game_over is not None and model.game_over.winners:
-        print(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
-                         names=model.name_list(model.game_over.winners)))
-    sys.stdout.flush()
-    return 0
 
 
 def log_to_file(directory: Path) -> None:

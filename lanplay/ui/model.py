@@ -1,9 +1,9 @@
 """The table as the terminal client shows it: a plain value that back ends feed and keys act on.
 
-Nothing here knows prompt_toolkit or where events come from (pyvim's model apart from layout):
-`LocalTable` feeds it from an in-process engine, `NetTable` from the protocol's
-events. The model only ever holds what its seat may know: the back end hands it that seat's
-`Game.view`, public events, and private results (a peek) meant for this seat alone.
+Nothing here knows prompt_toolkit or where events come from (pyvim's model apart from layout): a
+`TableFeed` (feed.py) writes the game into it from the events of its source, an in-process engine
+(`LocalTable`) or the protocol's session (`NetTable`). The model only ever holds what its seat may know:
+that seat's `Game.view`, public events, and private results (a peek) meant for this seat alone.
 
 Choosing a move is a small state machine over the legal moves the back end offers:
 the moves are grouped by what the player points at (a card, a row, a button); a group with several
@@ -126,6 +126,10 @@ class TableModel:
         if seat is None:
             return self.text("nobody")
         return f"{marker(seat)}{self.short[seat]}" if 0 <= seat < len(self.short) else f"#{seat}"
+
+    def names(self) -> tuple[str, ...]:
+        """Every seat as `name` shows it, in seat order (for lines that name several seats)."""
+        return tuple(self.name(seat) for seat in range(len(self.players)))
 
     # --- methods the back end calls ----------------------------------------------------------
     def set_players(self, players: Sequence[str], my_seat: int) -> None:

@@ -2,23 +2,23 @@
 
 `NetTable` hosts a table (`lanplay.table.tables.host_table`, with in-process bot peers that speak the
 protocol over loopback like any laptop), joins one (`join_table`) or resumes the game this laptop
-was in (`resume_table`), and feeds the same `TableModel` the in-process `LocalTable` feeds:
+was in (`resume_table`). It is the networked `TableSource` (feed.py): it turns the runner's session events
+into the events its `TableFeed` tells the model, the same the in-process `LocalTable` tells:
 
-- the seat's view after every event (`session.view()`, through `Game.view` for this seat);
-- its decisions: the runner asks `ScreenPlayer.decide`, the model shows the moves, the person's
-  confirmed move resolves the decision;
-- whom the table waits for (a laptop whose link is down shows as "reconnecting");
-- the narration of `Moved` events, told by local_table's helpers from the states before and after
-  each move; the session hands its events over in batches after the fact, so `NetTable` keeps its
-  own copy of the seat's state (`shadow`) and applies each move to it through the engine;
-- a peek result only from `PeekResult` (the session gives it to the peeker alone), the audit line
-  from `RoundConfirmed` ("Round 1 confirmed"), a broken rule from `Exposed` (a proof every seat
-  checks) and a stop or a leave, which convicts nobody, from `Stopped`, in plain words;
-- the game-over screen from `GameOver` with the path of the saved record (`Outcome.record_path`).
+- `Dealt` and `Moved` into `RoundDealt` and `MovePlayed` with the states before and after each move: the
+  session hands its events over in batches after the fact, so `NetTable` keeps its own copy of the seat's
+  state (`shadow`) and applies each move to it through the engine;
+- `RoundConfirmed` into `RoundScored` (audited: "Round 1 confirmed"), `PeekResult` (the session gives it to
+  the peeker alone) into `PeekSeen`, a broken rule from `Exposed` (a proof every seat checks) and a stop or a
+  leave, which convicts nobody, from `Stopped` into `RoundVoided`, in plain words;
+- its decisions: the runner asks `ScreenPlayer.decide`, the feed offers the moves, the person's confirmed
+  move resolves the decision;
+- what no event says, polled: whom the table waits for (a laptop whose link is down shows as
+  "reconnecting"), hidden choices made (`ChoicesMade`), a turned trump card;
+- the game-over sheet (`TableOver`) from the `Outcome`, with the path of the saved record.
 
 Between rounds the finished round stays on screen until the person presses Enter (the others play
-on meanwhile; their moves are told once the person is back). Nothing here is game-specific beyond
-what local_table's narration already knows.
+on meanwhile; their events are held here and told once the person is back). Nothing here is game-specific.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from engine.api import IllegalMove, RuleError
+from engine.api import RuleError
 from engine.record import replay
 from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
@@ -43,9 +43,20 @@ from lanplay.table.again import again_answers, play_again
 from lanplay.table.runner import AnyPlan, Outcome, TableRunner
 from lanplay.table.tables import RECONNECT_TIMEOUT, host_table, join_table, play_on, resume_table
 from lanplay.table.takeback import back_to_table
-from lanplay.ui.local_table import move_events, round_end_events, round_result, round_start_events
-from lanplay.ui.model import CONTINUE, TableModel
-from lanplay.ui.values import GoOnAnswer
+from lanplay.ui.feed import (
+    CardsTurned,
+    ChoicesMade,
+    MovePlayed,
+    PeekSeen,
+    RoundDealt,
+    RoundScored,
+    RoundVoided,
+    TableFeed,
+    TableOver,
+    ViewShown,
+    WaitingFor,
+)
+from lanplay.ui.model import TableModel
 from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
@@ -129,6 +140,8 @@ class NetTable:
         pause_between_rounds: bool = True,
     ) -> None:
         self.model = model
+        self.feed = TableFeed(model, pause_between_rounds=pause_between_rounds)
+        self.feed.on_resume = self._flush  # the events held while the round's results were on screen
         self.game = model.game
         self.identity = identity
         self.data_dir = data_dir
@@ -138,7 +151,6 @@ class NetTable:
         self.bot_delay = bot_delay
         self.step_timeout = step_timeout
         self.record_copy = record_copy
-        self.pause_between_rounds = pause_between_rounds
         self.player = ScreenPlayer(self)
         self.runner: TableRunner | None = None
         self.lobby: LobbyHost | None = None
@@ -159,12 +171,6 @@ class NetTable:
         self._start: Start | None = None
         self._queue: deque[Event] = deque()
         self._flush_scheduled = False
-        self._paused = False
-        self._resumed = asyncio.Event()
-        self._resumed.set()
-        self._decision: asyncio.Future[Any] | None = None
-        self._offered: tuple[Any, ...] = ()
-        self._go_on: asyncio.Future[bool] | None = None  # the person's answer: go on with a bot (P-5.7)
         self._hidden_mine: dict[str, Any] = {}  # kind -> this seat's own hidden move of this round
         self._winners: tuple[int, ...] | None = None
         self._ever_connected: set[int] = set()
@@ -172,7 +178,6 @@ class NetTable:
         self._again_of: AnyPlan | None = None  # playing again after this finished table
         self._again_hosts: frozenset[int] = frozenset()  # its seats whose laptops host a play-again table
         self._back_from: AnyPlan | None = None  # taking a seat back: the plan where a bot held it
-        model.submit = self.submit
 
     # --- what to play --------------------------------------------------------------------------------
     def host(
@@ -314,17 +319,9 @@ class NetTable:
         session = runner.session
         assert session is not None
         self._flush()
-        if self._paused:
-            self._unpause()
         present = session.present()
         empty = [seat for seat in range(len(runner.plan.seats)) if seat not in present]
-        self._go_on = answer = asyncio.get_running_loop().create_future()
-        self.model.ask_go_on(empty)
-        try:
-            go: bool = await answer
-        finally:
-            self._go_on = None
-            self.model.clear_decision()
+        go = await self.feed.ask_go_on(empty)
         self.model.set_status("net_go_on_wait" if go else "net_saving")
         return go
 
@@ -432,60 +429,20 @@ class NetTable:
     async def decide(self, moves: tuple[Any, ...]) -> Any:
         """The person's move among `moves`; None if the game stopped meanwhile."""
         self._flush()
-        await self._resumed.wait()  # the last round's results stay until the person has seen them
+        await self.feed.ready()  # the last round's results stay until the person has seen them
         self._flush()
         session = self.session
         if session is None or session.phase in ("stopping", "ending", "finished") or not moves:
             return None
-        loop = asyncio.get_running_loop()
-        self._decision = decision = loop.create_future()
-        self._offered = tuple(moves)
-        self.model.set_decision(self._offered)
-        try:
-            move = await decision
-        finally:
-            self._decision, self._offered = None, ()
-        return move
-
-    def submit(self, move: Any) -> None:
-        """A move the person confirmed (the model's `submit`); IllegalMove if it is not open now."""
-        if isinstance(move, GoOnAnswer):
-            if self._go_on is None or self._go_on.done():
-                raise IllegalMove("format", "nothing is being asked about going on now")
-            self._go_on.set_result(move.go)
-            return
-        if move is CONTINUE:
-            if not self._paused:
-                raise IllegalMove("format", "no round is waiting to start")
-            self._unpause()
-            return
-        decision = self._decision
-        if decision is None or decision.done():
-            raise IllegalMove("format", "no move is expected from you now")
-        if move not in self._offered:
-            raise IllegalMove("format", "that move is not one of the moves allowed now")
-        kind = self.game.expected(self.session.view()).kind if self.session is not None else ""
+        kind = self.game.expected(session.view()).kind
+        move = await self.feed.offer(moves)
+        if move is None:
+            return None
         self._hidden_mine[kind] = move
         if self.game.hidden_choice(kind) is not None:  # shown as mine until the table applies it
             card: Any = getattr(move, "card", None)
-            self.model.recent["my_choice"] = getattr(card, "code", card)
-        decision.set_result(move)
-
-    def _drop_decision(self) -> None:
-        if self._decision is not None and not self._decision.done():
-            self._decision.set_result(None)
-        self.model.clear_decision()
-
-    def _pause(self) -> None:
-        self._paused = True
-        self._resumed.clear()
-        self.model.set_waiting(())
-        self.model.ask_continue()
-
-    def _unpause(self) -> None:
-        self._paused = False
-        self._resumed.set()
-        self._flush()
+            self.model.set_recent("my_choice", getattr(card, "code", card))
+        return move
 
     # --- events ---------------------------------------------------------------------------------------
     def on_event(self, event: Event) -> None:
@@ -503,12 +460,12 @@ class NetTable:
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        if self._paused and any(isinstance(e, Exposed | Stopped) for e in self._queue):
-            self._paused = False  # the game stopped: nothing more to wait for
-            self._resumed.set()
-        while self._queue and not self._paused:
+        if self.feed.paused and any(isinstance(e, Exposed | Stopped) for e in self._queue):
+            self.feed.resume()  # the game stopped: nothing more to wait for (the feed flushes again)
+            return
+        while self._queue and not self.feed.paused:
             self._handle(self._queue.popleft())
-        if not self._paused:
+        if not self.feed.paused:
             self._sync()
 
     def _handle(self, event: Event) -> None:
@@ -523,27 +480,19 @@ class NetTable:
         elif isinstance(event, Exposed):
             self._exposed(event)
         elif isinstance(event, Stopped):
-            self.model.set_audit(max(self.round_no, 1), False, "audit_stopped", reason=shown(self._stop_words(event)))
-            self._drop_decision()
+            self.feed.tell(RoundVoided(self.round_no, "audit_stopped", {"reason": shown(self._stop_words(event))}))
         elif isinstance(event, GameOver):
             self._winners = event.winners
-            self._drop_decision()
+            self.feed.drop_decision()
             self.model.set_status("net_saving")
         elif isinstance(event, Refused):
             log.info("refused input from seat %s: %s %s", event.sender, event.rule, event.message)
-
-    def _view(self, state: Any) -> Any:
-        return self.game.view(state, self.model.my_seat)
 
     def _dealt(self, event: Dealt) -> None:
         self.round_no = event.round + 1
         self.shadow = self._deal_state()
         self._hidden_mine.clear()
-        model = self.model
-        model.start_round(self.round_no)
-        view = self._view(self.shadow)
-        model.update_state(view, self.round_no)
-        model.add_events(round_start_events(model, view, self.round_no))
+        self.feed.tell(RoundDealt(self.round_no, self.shadow))
 
     def _stop_words(self, event: Stopped) -> str:
         model = self.model
@@ -571,7 +520,7 @@ class NetTable:
         return after
 
     def _tell_trump(self, before: Any, after: Any) -> None:
-        self.model.add_events(self.model.words.reveal_events(before, after))
+        self.feed.tell(CardsTurned(before, after))
 
     def _moved(self, event: Moved) -> None:
         before = self.shadow
@@ -592,9 +541,7 @@ class NetTable:
             self.shadow = self.session.view() if self.session is not None else None
             return
         self.shadow = after
-        model = self.model
-        model.update_state(self._view(after), self.round_no)
-        model.add_events(move_events(model, before, move, after))
+        self.feed.tell(MovePlayed(before, move, after))
 
     def _my_hidden_move(self, kind: str, move: Any) -> Any:
         mine = self._hidden_mine.pop(kind, None)
@@ -614,7 +561,7 @@ class NetTable:
         for peek in getattr(r, "peeks", ()):
             if peek.peeker == self.model.my_seat and peek.target == event.target:
                 trick = peek.trick + 1
-        self.model.show_peek(trick, event.target, event.card)
+        self.feed.tell(PeekSeen(trick, event.target, event.card))
 
     def _audited(self, event: RoundConfirmed) -> None:
         """S-7.1: the round is confirmed and every prediction is public now."""
@@ -625,25 +572,16 @@ class NetTable:
             full = session.state
         else:  # never expected: the session is past this round already
             full = replay(session.record()).rounds[event.round].moves[-1][1]
-        model = self.model
         self.shadow = full
-        model.update_state(self._view(full), round_no)
-        result = round_result(model, full, round_no)
-        if result is not None:
-            model.add_round_result(result)
-        model.add_events(round_end_events(model, full))
-        model.set_audit(round_no, True, "audit_ok")
-        if self.pause_between_rounds and self.game.expected(full).phase != "over":
-            self._pause()
+        self.feed.tell(RoundScored(round_no, full, audited=True))
 
     def _exposed(self, event: Exposed) -> None:
         """A proof every seat checks showed `event.seat`'s fault (P-5.4)."""
-        model = self.model
-        model.set_audit(
-            max(self.round_no, 1), False, "audit_blame", name=model.name(event.seat), rule=shown(event.rule, 40),
-            why=why_key(event.rule), reason=shown(event.reason),  # derived from a peer's message (P-6.7)
-        )  # fmt: skip
-        self._drop_decision()
+        params = {
+            "name": self.model.name(event.seat), "rule": shown(event.rule, 40), "why": why_key(event.rule),
+            "reason": shown(event.reason),  # derived from a peer's message (P-6.7)
+        }  # fmt: skip
+        self.feed.tell(RoundVoided(self.round_no, "audit_blame", params))
 
     # --- what the screen shows between events ---------------------------------------------------------
     def _sync(self) -> None:
@@ -661,18 +599,14 @@ class NetTable:
         if playing or self.shadow is None:
             self.shadow = state
         if self.shadow is not None and not session.complete:
-            view = self._view(self.shadow)
-            if view != model.view:
-                model.update_state(view, self.round_no or None)
+            self.feed.tell(ViewShown(self.shadow, self.round_no or None))
         self._show_committed(session)
         self._show_waiting(session, runner)
 
     def _show_committed(self, session: TableSession) -> None:
         """Who has made a hidden choice (a prediction, a 6 nimmt! card) that is not applied yet: public,
         shown as the in-process table shows it (a mark, never the card)."""
-        committed = session.committed() if session.phase == "play" else ()
-        if committed != self.model.recent.get("committed", ()):
-            self.model.set_recent("committed", committed)
+        self.feed.tell(ChoicesMade(session.committed() if session.phase == "play" else ()))
 
     def _show_waiting(self, session: TableSession, runner: TableRunner) -> None:
         model = self.model
@@ -700,14 +634,12 @@ class NetTable:
         if shown == self._shown:
             return
         self._shown = shown
-        model.set_status(status)
-        model.set_waiting(seats if not model.moves else (), reconnecting)
+        self.feed.tell(WaitingFor(seats, reconnecting, status))
 
     # --- the end ----------------------------------------------------------------------------------------
     def _finish(self, outcome: Outcome) -> None:
         self._flush()
-        if self._paused:
-            self._unpause()
+        self.feed.resume()  # tells what was held behind the last round's results
         model = self.model
         session = self.session
         self.record_path = self._keep_record(outcome.record_path)
@@ -721,11 +653,11 @@ class NetTable:
             runner is not None and outcome.finished and not outcome.left and not outcome.network_lost
             and not outcome.table_gone and self.me_in_last_table()
         )  # fmt: skip
-        model.set_game_over(
-            winners, totals, str(shown) if shown is not None else None, stopped=stopped,
+        self.feed.tell(TableOver(
+            tuple(winners), tuple(totals), str(shown) if shown is not None else None, stopped=stopped,
             network_lost=outcome.network_lost, reason=self._why_stopped(outcome) if stopped else "",
             rounds=len(outcome.record.rounds) if outcome.record is not None else 0,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def me_in_last_table(self) -> bool:
         """This laptop's seat is still in the last table played (not exposed), so it can say "play again"."""

@@ -1,4 +1,7 @@
-"""`lanplay play` (full screen): one person against bot peers of this process, journaled like a lobby table.
+"""`lanplay play` (full screen): one person against bots, on the one table screen (app.py) and its one loop
+(feed.py), from either source: by default a networked table of bot peers of this process (`NetTable`),
+journaled like a lobby table; with `--offline` the engine and bots in-process (`LocalTable`). The lines said
+after the screen closes (where the record is, who won) are the same for both (`say_outcome`).
 
 The table is hosted on 127.0.0.1 and every bot is a peer of its own that speaks the real protocol
 (`lanplay.table.tables.host_table`). Every seat journals into the data directory (the bots under
@@ -32,7 +35,7 @@ from lanplay.table.runner import AnyPlan, unfinished_journal
 from lanplay.table.tables import bot_name, load_identity, local_bot_dirs
 from lanplay.ui.app import build_app, log_to_file, run_table_app
 from lanplay.ui.describe import default_player_name
-from lanplay.ui.local_table import bot_delay_from_env
+from lanplay.ui.local_table import LocalTable, bot_delay_from_env
 from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
 from protocol.identity import Identity
@@ -138,7 +141,32 @@ def play_net_table(
     lost = table.outcome is not None and table.outcome.network_lost  # not over: the same command resumes it
     if table.runner is not None and ((table.outcome is not None and not lost) or table.left_early):
         forget_bots(directory, table.runner.plan)
-    _say_outcome(model, table)
+    _say_net_outcome(model, table)
+    return 0
+
+
+def play_offline_table(
+    game: Game[Any, Any, Any, Any],
+    options: Any,
+    *,
+    name: str,
+    bots: int,
+    bot_kind: str,
+    lang: str,
+    record_dir: Path,
+    record_name: str | None = None,
+    bot_delay: float | None = None,
+) -> int:
+    """`lanplay play --offline`: the same table screen on an in-process engine (no protocol, no sockets); the
+    record of the game, or of the rounds played before leaving, is saved in `record_dir`."""
+    if name == "You":  # the command's default: a sentence reads "Ann plays R5" better than "You plays R5"
+        name = default_player_name()
+    model = TableModel(game, [name, *(f"Bot {i}" for i in range(1, bots + 1))], 0, lang)
+    delay = bot_delay if bot_delay is not None else bot_delay_from_env()
+    table = LocalTable(model, options, bot_kind=bot_kind, bot_delay=delay, record_dir=record_dir,
+                       record_name=record_name)  # fmt: skip
+    asyncio.run(run_table_app(model, table))
+    say_outcome(model, table.record_path if table.finished else table.save_record(), "no_move_nothing_saved")
     return 0
 
 
@@ -180,7 +208,7 @@ def join_net_table(
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
         return 0
-    _say_outcome(model, table)
+    _say_net_outcome(model, table)
     return 0
 
 
@@ -204,7 +232,7 @@ def _play_again(
     """While the person pressed `a` at the game-over screen: the same players and options at a new table
     (lanplay.table.again), on a new table screen. `done`: called with each finished table's plan."""
     while model.again_requested and table.last_plan is not None:
-        _say_outcome(model, table)
+        _say_net_outcome(model, table)
         prior = table.last_plan
         if done is not None:
             done(prior)
@@ -214,13 +242,17 @@ def _play_again(
     return model, table
 
 
-def _say_outcome(model: TableModel, table: NetTable) -> None:
-    """After the table screen closed: where the record is (or that there is none), and who won."""
-    path = table.shown_record or table.record_path
+def _say_net_outcome(model: TableModel, table: NetTable) -> None:
+    nothing = "play_nothing_saved" if table.left_early and table.runner is not None else None
+    say_outcome(model, table.shown_record or table.record_path, nothing)
+
+
+def say_outcome(model: TableModel, path: Path | None, nothing: str | None) -> None:
+    """After the table screen closed: where the record is (or the line `nothing` if there is none), and who won."""
     if path is not None:
         _say(model.text("record_saved", path=str(path)))
-    elif table.left_early and table.runner is not None:
-        _say(model.text("play_nothing_saved"))
+    elif nothing is not None:
+        _say(model.text(nothing))
     if model.game_over is not None and model.game_over.winners:
         _say(model.text("winner_is" if len(model.game_over.winners) == 1 else "winners_are",
                         names=model.name_list(model.game_over.winners)))  # fmt: skip

@@ -283,7 +283,7 @@ class TableSession:
             self._proof_received(sender, raw["proof"], len(data))
             return
         try:
-            msg = SignedMessage.from_json(raw)
+            msg = SignedMessage.from_json(raw, data)
         except ProtocolError as exc:
             self._out.append(Refused(sender, exc.rule, f"unreadable: {exc.message}"))
             return

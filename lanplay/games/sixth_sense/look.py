@@ -117,7 +117,7 @@ def _in_force(model: TableView, width: int) -> Lines:
     if r is None or not r.trick:
         return []
     trump = r.trump.colour if r.trump is not None and not view.options.beginner else None
-    story = trick_story(len(r.trick_winners) + 1, r.trick, trump, model.players)
+    story = trick_story(len(r.trick_winners) + 1, r.trick, trump, model.names())
     notes = [n.text(model.lang) for n in story.why if n.key in ("tw_reverse", "tw_reverse_many", "tw_cancel")]
     if not notes:
         return []

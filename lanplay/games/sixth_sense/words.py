@@ -220,7 +220,7 @@ def move_events(model: TableView, before: Any, move: Any, after: Any) -> list[Ev
             else:
                 events.append(Event("ev_play", {"name": name, "card": card}))
         elif isinstance(event, TrickDone):
-            story = trick_story(event.trick_no, event.plays, event.trump, model.players)
+            story = trick_story(event.trick_no, event.plays, event.trump, model.names())
             model.recent["last_trick"] = story
             if event.winner is None:
                 events.append(Event("ev_trick_void", {"trick": event.trick_no}))

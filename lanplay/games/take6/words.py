@@ -110,7 +110,7 @@ def move_events(model: TableView, before: Any, move: Any, after: Any) -> list[Ev
             shown = ", ".join(f"{model.name(seat)} {card}" for card, seat in event.cards)
             events.append(Event("ev_revealed", {"cards": shown}))
         elif isinstance(event, Placed | SixthCard):
-            msg = placement_msg(model.players, event)
+            msg = placement_msg(model.names(), event)
             events.append(Event(msg.key, msg.params))
     return events
 
