@@ -34,7 +34,9 @@ from protocol.plan import (
     SeatInfo,
     bot_vouch,
     check_all_signed,
+    check_level,
     check_mesh_address,
+    check_name,
     check_patience,
     check_seat_signature,
     check_table,
@@ -49,12 +51,29 @@ from protocol.version import RULES_DIGEST
 RULE = "P-5.7"
 CONTINUE_DOMAIN = b"lanplay/continuation/v1\x00"
 OFFER_DOMAIN = b"lanplay/continue-offer/v1\x00"
+BACK_DOMAIN = b"lanplay/take-back/v1\x00"
 MAX_CARRIED_ROUNDS = 1000
 
 
 def end_digest(prior: str, rounds: Sequence[JSONObject], complete: bool = False) -> str:
     """The record digest the seats of table `prior` sign at its end (P-5.8; `TableSession.summary`)."""
     return sha256_hex(canonical({"table": prior, "rounds": list(rounds), "complete": complete}))
+
+
+def _left(raw: object, seats: int) -> dict[int, str]:
+    if not isinstance(raw, dict) or len(raw) > seats:
+        raise PlanError(RULE, "a continuation's left seats are seat numbers with keys")
+    out: dict[int, str] = {}
+    for seat, key in raw.items():
+        readable = isinstance(seat, str) and seat.isascii() and seat.isdigit() and len(seat) <= 3
+        if not readable or not 0 <= int(seat) < seats or not isinstance(key, str):
+            raise PlanError(RULE, "a continuation's left seats are seat numbers with keys")
+        try:
+            PublicIdentity.from_hex(key)
+        except ProtocolError:
+            raise PlanError(RULE, "a continuation's left seat names a key that is no key") from None
+        out[int(seat)] = key
+    return out
 
 
 def _rounds(raw: object) -> tuple[RoundRecord, ...]:
@@ -85,9 +104,13 @@ class Continuation:
     signatures: tuple[str, ...] = ()
     rules: str = RULES_DIGEST
     patience: int = 120
+    # Seats a bot holds whose person left with a signed leave: seat -> that person's key, the one key that
+    # may take the seat back (`TakeBack`). Left out of the JSON when empty.
+    left: Mapping[int, str] = field(default_factory=dict)
+    level: str | None = None  # the table's bot level, as its plan said (`protocol.plan.check_level`)
 
     def unsigned_json(self) -> JSONObject:
-        return {
+        out: JSONObject = {
             "continues": {"table": self.prior, "digest": self.digest},
             "game": self.game,
             "options": self.options,
@@ -96,6 +119,11 @@ class Continuation:
             "rounds": list(self.rounds),
             "rules": self.rules,
         }
+        if self.left:
+            out["left"] = {str(seat): key for seat, key in sorted(self.left.items())}
+        if self.level is not None:
+            out["level"] = self.level
+        return out
 
     def to_json(self) -> JSONObject:
         return {**self.unsigned_json(), "signatures": list(self.signatures)}
@@ -105,7 +133,7 @@ class Continuation:
         """Parse (shape only: `verify` checks the rest)."""
         if not isinstance(raw, dict):
             raise PlanError(RULE, "a continuation is an object")
-        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures"}
+        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures", "left", "level"}
         if set(raw) - known or "continues" not in raw:
             raise PlanError(RULE, "a continuation has exactly the fields of its kind")
         continues = raw["continues"]
@@ -131,9 +159,10 @@ class Continuation:
         signatures = raw.get("signatures", [])
         if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
             raise PlanError(RULE, "a continuation's signatures are hex strings")
+        left = _left(raw.get("left", {}), len(seats))
         return Continuation(
             str(prior), str(digest), game, options, seats, tuple(rounds), tuple(signatures), rules,
-            check_patience(raw.get("patience")),
+            check_patience(raw.get("patience")), left, check_level(raw.get("level")),
         )  # fmt: skip
 
     @property
@@ -153,7 +182,7 @@ class Continuation:
     def with_signatures(self, signatures: Sequence[str]) -> Continuation:
         return Continuation(
             self.prior, self.digest, self.game, self.options, self.seats, self.rounds, tuple(signatures),
-            self.rules, self.patience,
+            self.rules, self.patience, self.left, self.level,
         )  # fmt: skip
 
     def check(self) -> None:
@@ -163,6 +192,11 @@ class Continuation:
         check_table(self.prior, self.game, self.options, self.seats, self.rules)
         if len({s.public_key for s in self.seats}) != len(self.seats):
             raise PlanError(RULE, "one key sits in two seats of the continuation")
+        seated = {s.public_key for s in self.seats}
+        for seat, key in self.left.items():
+            info = self.seats[seat] if 0 <= seat < len(self.seats) else None
+            if info is None or info.runs_on is None or info.runs_on == info.public_key or key in seated:
+                raise PlanError(RULE, "a seat its person left is held by a bot another seat's laptop runs")
         if end_digest(self.prior, self.rounds) != self.digest:
             raise PlanError(RULE, "the carried rounds are not the ones the record digest signed")
         game = get_game(self.game)
@@ -207,9 +241,14 @@ class Offer:
     sig: str = ""
     # The bots this seat's laptop runs already and goes on running: bot key -> its vouch for the continuation.
     keeps: Mapping[str, str] = field(default_factory=dict)
+    # Seats whose person this seat saw leave with a signed leave and publish its secrets: seat -> key (a seat
+    # every present seat names so may be taken back later, `Continuation.left`).
+    left: Mapping[int, str] = field(default_factory=dict)
+    # Take-backs this seat holds: seat -> the signed request of the person who left it (`TakeBack`).
+    back: Mapping[int, TakeBack] = field(default_factory=dict)
 
     def body(self) -> JSONObject:
-        return {
+        out: JSONObject = {
             "prior": self.prior,
             "digest": self.digest,
             "seat": self.seat,
@@ -220,18 +259,24 @@ class Offer:
             },
             "keeps": dict(sorted(self.keeps.items())),
         }
+        if self.left:
+            out["left"] = {str(seat): key for seat, key in sorted(self.left.items())}
+        if self.back:
+            out["back"] = {str(seat): b.to_json() for seat, b in sorted(self.back.items())}
+        return out
 
     def to_json(self) -> JSONObject:
         return {**self.body(), "sig": self.sig}
 
     def signed(self, identity: Identity) -> Offer:
         sig = identity.sign(OFFER_DOMAIN + canonical(self.body())).hex()
-        return Offer(self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps)
+        return Offer(self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps, self.left, self.back)
 
     @staticmethod
     def from_json(raw: object, keys: Sequence[str]) -> Offer:
         """Parse and check the signature against seat `seat`'s key in `keys` (the prior plan's)."""
-        if not isinstance(raw, dict) or set(raw) != {"prior", "digest", "seat", "go", "bots", "sig", "keeps"}:
+        fields = {"prior", "digest", "seat", "go", "bots", "sig", "keeps"}
+        if not isinstance(raw, dict) or not fields <= set(raw) <= fields | {"left", "back"}:
             raise PlanError(RULE, "an offer to go on has exactly its fields")
         keeps = raw["keeps"]
         if not isinstance(keeps, dict) or not all(isinstance(v, str) for v in keeps.values()):
@@ -265,7 +310,17 @@ class Offer:
             if bot_key in keys:  # a bot is a new key: never a seat of the table, an exposed one above all
                 raise PlanError(RULE, "an offered bot has a key of its own, no seat's of the table")
             bots[int(key)] = BotOffer(bot_key, mesh[0], mesh[1], vouch)
-        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps))
+        left = _left(raw.get("left", {}), len(keys))
+        back_raw = raw.get("back", {})
+        if not isinstance(back_raw, dict) or len(back_raw) > len(keys):
+            raise PlanError(RULE, "an offer's take-backs are seat numbers with requests")
+        back: dict[int, TakeBack] = {}
+        for key, value in back_raw.items():
+            request = TakeBack.from_json(value)
+            if key != str(request.seat):
+                raise PlanError(RULE, "an offer's take-back is filed under the seat it asks for")
+            back[request.seat] = request
+        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps), left, back)
         try:
             signed = OFFER_DOMAIN + canonical(offer.body())
             PublicIdentity.from_hex(keys[seat]).verify(h2b(sig, SIGNATURE_BYTES, "sig"), signed)
@@ -282,16 +337,19 @@ def make_offer(
     laptop: Identity,
     bots: Mapping[int, tuple[Identity, str, int]],
     keeps: Sequence[str] = (),
+    left: Mapping[int, str] | None = None,
+    back: Mapping[int, TakeBack] | None = None,
 ) -> Offer:
     """This seat's signed offer: `bots` maps each seat this laptop would fill to (the bot's identity,
     the address and port its mesh will listen on); `keeps`, the keys of the bots it runs already at the
-    table, which go on with it. Each is vouched for by `laptop` for this continuation."""
+    table, which go on with it. Each is vouched for by `laptop` for this continuation. `left`: the seats
+    this seat saw left with a signed leave and their secrets; `back`: the take-backs it holds."""
     offered = {
         seat_: BotOffer(bot.public.hex(), address, port, bot_vouch(laptop, prior, bot.public.hex()))
         for seat_, (bot, address, port) in bots.items()
     }
     kept = {key: bot_vouch(laptop, prior, key) for key in keeps}
-    return Offer(prior, digest, seat, go, offered, "", kept).signed(laptop)
+    return Offer(prior, digest, seat, go, offered, "", kept, dict(left or {}), dict(back or {})).signed(laptop)
 
 
 def decide(
@@ -305,17 +363,38 @@ def decide(
     patience: int,
     offers: Mapping[int, Offer],
     rules: str = RULES_DIGEST,
+    left: Mapping[int, str] | None = None,
+    level: str | None = None,
 ) -> Continuation | None:
     """The same answer at every seat once every present seat's offer is in: None (the game ends here)
     if one chose to end or some seat to fill has no bot offered; else the unsigned continuation, each
-    empty seat filled by the bot of the lowest present seat that offered one (its name says whose)."""
+    empty seat filled by the bot of the lowest present seat that offered one (its name says whose).
+    `left`: the seats a bot holds at table `prior` whose person may take them back (its plan's
+    `Continuation.left`). A seat its person left here is added when every present seat's offer names it
+    with its key. An empty seat goes back to its person when an offer holds that person's take-back
+    (`TakeBack.holds`: the one key that left it, signed on this very table; the first that holds, in
+    seat order); every other seat's person stays recorded in the continuation's `left`."""
     if any(offers.get(s) is None for s in present):
         raise PlanError(RULE, "not every present seat has answered")
     if not all(offers[s].go and offers[s].prior == prior and offers[s].digest == digest for s in present):
         return None
-    new_seats: list[SeatInfo] = []
     keys = [info.public_key for info in seats]
+    may_return = dict(left or {})
     for index, info in enumerate(seats):
+        named = {offers[s].left.get(index) for s in present}
+        if index not in present and info.runs_on in (None, info.public_key) and named == {info.public_key}:
+            may_return[index] = info.public_key  # every present seat saw its person leave (P-5.7)
+    new_seats: list[SeatInfo] = []
+    new_left: dict[int, str] = {}
+    for index, info in enumerate(seats):
+        if index not in present:
+            wanted = [offers[s].back[index] for s in sorted(present) if index in offers[s].back]
+            back = next((b for b in wanted if b.holds(prior, may_return)), None)
+            if back is not None:  # its person takes the seat back (P-5.7)
+                new_seats.append(back.info())
+                continue
+        if index in may_return:
+            new_left[index] = may_return[index]
         if index in present:
             if info.runs_on is not None and info.runs_on != info.public_key:
                 # A bot on a seat's laptop goes on only with that laptop's word for this continuation.
@@ -333,4 +412,91 @@ def decide(
         bot = offers[host].bots[index]
         name = f"{seats[host].name[: MAX_NAME_CHARS - 9]}'s bot {index + 1}"
         new_seats.append(SeatInfo(name, bot.key, bot.address, bot.port, seats[host].public_key, bot.vouch))
-    return Continuation(prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience)
+    new_left = {seat: key for seat, key in new_left.items() if new_seats[seat].runs_on not in (None, key)}
+    return Continuation(
+        prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience, new_left, level,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TakeBack:
+    """A person who left asks for the seat back (P-5.7): signed by the key that left it, naming the table
+    the seats go on from (the one playing now: a take-back signed on another is stale) and where this
+    laptop's mesh will listen at the next table."""
+
+    table: str
+    seat: int
+    name: str
+    key: str
+    address: str
+    port: int
+    sig: str = ""
+
+    def body(self) -> JSONObject:
+        return {"table": self.table, "seat": self.seat, "name": self.name, "key": self.key,
+                "mesh": [self.address, self.port]}  # fmt: skip
+
+    def to_json(self) -> JSONObject:
+        return {**self.body(), "sig": self.sig}
+
+    def info(self) -> SeatInfo:
+        return SeatInfo(self.name, self.key, self.address, self.port)
+
+    def signed(self, identity: Identity) -> TakeBack:
+        sig = identity.sign(BACK_DOMAIN + canonical(self.body())).hex()
+        return TakeBack(self.table, self.seat, self.name, self.key, self.address, self.port, sig)
+
+    def holds(self, table: str, left: Mapping[int, str]) -> bool:
+        """It is signed on table `table` (the one the seats go on from), by the key that left its seat."""
+        return self.table == table and left.get(self.seat) == self.key
+
+    @staticmethod
+    def from_json(raw: object) -> TakeBack:
+        """Parse, and check it is signed by the key it names (`holds` checks that key may come back)."""
+        if not isinstance(raw, dict) or set(raw) != {"table", "seat", "name", "key", "mesh", "sig"}:
+            raise PlanError(RULE, "a take-back has exactly its fields")
+        table, seat, name, key, mesh, sig = (raw[k] for k in ("table", "seat", "name", "key", "mesh", "sig"))
+        try:
+            check_table_id(table, "table")
+        except ProtocolError:
+            raise PlanError(RULE, "a take-back names the table it goes on from by its id") from None
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < 16:
+            raise PlanError(RULE, "a take-back names its seat")
+        if (
+            not isinstance(mesh, list) or len(mesh) != 2 or not isinstance(mesh[0], str)
+            or not isinstance(mesh[1], int) or isinstance(mesh[1], bool) or not 0 < mesh[1] < 65536
+        ):  # fmt: skip
+            raise PlanError(RULE, "a take-back names where its mesh listens")
+        if not isinstance(name, str) or not isinstance(key, str) or not isinstance(sig, str):
+            raise PlanError(RULE, "a take-back names its person and key, and is signed")
+        check_name(name)
+        check_mesh_address(mesh[0])
+        back = TakeBack(str(table), seat, name, key, mesh[0], mesh[1], sig)
+        try:
+            PublicIdentity.from_hex(key).verify(h2b(sig, SIGNATURE_BYTES, "sig"), BACK_DOMAIN + canonical(back.body()))
+        except ProtocolError:
+            raise PlanError(RULE, "a take-back that the key it names did not sign") from None
+        return back
+
+
+def make_take_back(identity: Identity, table: str, seat: int, name: str, address: str, port: int) -> TakeBack:
+    """This laptop's signed request to take seat `seat` back at the table that goes on from `table`."""
+    return TakeBack(table, seat, name, identity.public.hex(), address, port).signed(identity)
+
+
+def check_back(new: Continuation, prior: Continuation, back: TakeBack) -> None:
+    """What the returning laptop checks before it signs `new`, the continuation that gives it its seat back:
+    `prior` (the plan of the table it goes on from, which this laptop did not play) is signed by every seat
+    of it and left the seat to this key; `new` goes on from it with the same game, options, rules and
+    patience, checks as any continuation (`check`), and puts this request's seat, name and mesh in that seat."""
+    prior.verify()
+    new.check()
+    if new.prior != prior.table_id:
+        raise PlanError(RULE, "the continuation does not go on from the table this seat was taken back at")
+    if not back.holds(prior.table_id, prior.left):
+        raise PlanError(RULE, "the seat asked for is not the one this key left")
+    same = (new.game, new.options, new.rules, new.patience) == (prior.game, prior.options, prior.rules, prior.patience)
+    if not same or len(new.seats) != len(prior.seats):
+        raise PlanError(RULE, "the continuation changes the game, its options or its seats")
+    if new.seats[back.seat] != back.info():
+        raise PlanError(RULE, "the continuation does not give the seat back as asked")

@@ -61,6 +61,7 @@ from protocol.version import RULES_DIGEST, short
 RULE = "P-1.1"  # who sits at the table, and that each of them agreed
 ORDER_RULE = "P-3.2"  # the seat order is drawn jointly
 DRAW_RULE = "P-6.5"  # no seat can draw again: each step once per attempt, a failed attempt names who failed it
+MAX_LEVEL_CHARS = 16
 DEFAULT_PATIENCE = 120
 MIN_PATIENCE, MAX_PATIENCE = 1, 3600
 FIELD_RULE = "P-6.7"  # every field of the plan is checked by each signer; the plan pins the rules' version
@@ -334,6 +335,17 @@ def check_patience(value: object) -> int:
     return value
 
 
+def check_level(value: object) -> str | None:
+    """The level the table's bots play at (the lobby form's, signed in the plan so that a bot that takes a
+    seat later plays at it too, P-5.7): None, or a short lowercase word the laptop that runs a bot reads."""
+    if value is None:
+        return None
+    word = isinstance(value, str) and value.isascii() and value.isalpha() and value.islower()
+    if not word or not 1 <= len(str(value)) <= MAX_LEVEL_CHARS:
+        raise PlanError(FIELD_RULE, f"the table's bot level is a lowercase word of at most {MAX_LEVEL_CHARS} letters")
+    return str(value)
+
+
 def _header_from_json(raw: object, what: str) -> tuple[str, str, JSONObject, str, int]:
     if not isinstance(raw, dict):
         raise PlanError(RULE, f"{what} is an object")
@@ -355,9 +367,10 @@ class Roster:
     seats: tuple[SeatInfo, ...]
     rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
     patience: int = DEFAULT_PATIENCE  # seconds an owed step is waited for (P-5.5)
+    level: str | None = None  # the table's bot level (`check_level`); left out of the JSON when None
 
     def to_json(self) -> JSONObject:
-        return {
+        out: JSONObject = {
             "lobby": self.lobby_id,
             "game": self.game,
             "options": self.options,
@@ -365,12 +378,16 @@ class Roster:
             "seats": [s.to_json() for s in self.seats],
             "rules": self.rules,
         }
+        if self.level is not None:
+            out["level"] = self.level
+        return out
 
     @staticmethod
     def from_json(raw: object) -> Roster:
         lobby, game, options, rules, patience = _header_from_json(raw, "a roster")
         assert isinstance(raw, dict)
-        return Roster(lobby, game, options, _seats_from_json(raw.get("seats"), "a roster"), rules, patience)
+        seats = _seats_from_json(raw.get("seats"), "a roster")
+        return Roster(lobby, game, options, seats, rules, patience, check_level(raw.get("level")))
 
     def check(self) -> None:
         """Every field a seat checks before it commits to a draw of this roster (`check_table`)."""
@@ -477,6 +494,7 @@ class TablePlan:
     signatures: tuple[str, ...] = ()  # hex, one per seat in seat order; empty until every seat signed
     rules: str = RULES_DIGEST  # the version of the rules the table is judged by (`protocol.version`)
     patience: int = DEFAULT_PATIENCE  # seconds an owed step is waited for (P-5.5)
+    level: str | None = None  # the table's bot level (`check_level`); left out of the JSON when None
 
     def unsigned_json(self) -> JSONObject:
         return {
@@ -487,6 +505,7 @@ class TablePlan:
             "seats": [s.to_json() for s in self.seats],
             "draw": self.draw.to_json(),
             "rules": self.rules,
+            **({"level": self.level} if self.level is not None else {}),
         }
 
     def to_json(self) -> JSONObject:
@@ -504,7 +523,8 @@ class TablePlan:
         signatures = raw.get("signatures", [])
         if not isinstance(signatures, list) or not all(isinstance(s, str) for s in signatures):
             raise PlanError(RULE, "a table plan's signatures are hex strings")
-        return TablePlan(lobby, game, options, seats, draw, tuple(signatures), rules, patience)
+        level = check_level(raw.get("level"))
+        return TablePlan(lobby, game, options, seats, draw, tuple(signatures), rules, patience, level)
 
     @property
     def table_id(self) -> str:
@@ -521,7 +541,7 @@ class TablePlan:
         if sorted(self.draw.joined) != sorted(by_key) or len(self.draw.joined) != len(self.seats):
             raise PlanError(RULE, "the seats are not exactly the peers that joined")
         joined = tuple(by_key[k] for k in self.draw.joined)
-        return Roster(self.lobby_id, self.game, self.options, joined, self.rules, self.patience)
+        return Roster(self.lobby_id, self.game, self.options, joined, self.rules, self.patience, self.level)
 
     def sign(self, identity: Identity) -> str:
         """This seat's signature on the plan (hex)."""
@@ -533,7 +553,8 @@ class TablePlan:
 
     def with_signatures(self, signatures: Sequence[str]) -> TablePlan:
         return TablePlan(
-            self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures), self.rules, self.patience
+            self.lobby_id, self.game, self.options, self.seats, self.draw, tuple(signatures), self.rules, self.patience,
+            self.level,
         )
 
     def verify(self) -> None:
@@ -562,7 +583,8 @@ def build_plan(roster: Roster, commitments: Sequence[Commitment], openings: Sequ
     draw = SeatDraw(tuple(s.public_key for s in roster.seats), tuple(commitments), tuple(openings))
     seats = tuple(roster.seats[i] for i in order)
     return TablePlan(
-        roster.lobby_id, roster.game, roster.options, seats, draw, rules=roster.rules, patience=roster.patience
+        roster.lobby_id, roster.game, roster.options, seats, draw, rules=roster.rules, patience=roster.patience,
+        level=roster.level,
     )
 
 

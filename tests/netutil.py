@@ -261,6 +261,7 @@ def start_table(
     join_by_table_id: bool = True,
     timeout: float = 30.0,
     started: Callable[[BotProcess], None] | None = None,
+    extra: Sequence[str] = (),
 ) -> Table:
     """Start a hosting bot, read its lobby id from its -v log, then start `seats - 1` bots that find
     the table by mDNS (by its advertised id, so that other tables on this machine cannot catch them).
@@ -269,7 +270,7 @@ def start_table(
     this function fails half way)."""
     addresses = list(interfaces) if interfaces is not None else [LOOPBACK] * seats
     wrappers = [list(p) for p in prefixes] if prefixes is not None else [[] for _ in range(seats)]
-    common = {"options": options, "patience": patience}
+    common = {"options": options, "patience": patience, "extra": extra}
     host = BotProcess(
         "seat-host", base / "h0", bot_args(game, interface=addresses[0], host_seats=seats, **common),  # type: ignore[arg-type]
         prefix=wrappers[0], env_extra=dict(env_extra or {}),

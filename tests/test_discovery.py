@@ -4,6 +4,7 @@ nothing may leave the machine."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import secrets
 import socket
@@ -18,7 +19,6 @@ from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 from lanplay.net import discovery
 from lanplay.net.discovery import (
     ENV_INTERFACE,
-    OPTIONAL_TXT_KEYS,
     SERVICE_TYPE,
     TXT_KEYS,
     AdvertError,
@@ -60,11 +60,32 @@ def good_txt() -> dict[str, str | None]:
 def test_txt_round_trip() -> None:
     advert = make_advert()
     txt = advert.to_txt()
-    assert set(txt) == {*TXT_KEYS, *OPTIONAL_TXT_KEYS}
+    assert set(txt) == {*TXT_KEYS, "bots"}  # "again" only for a play-again table
     assert txt["opts"] == '{"rounds":3,"variant":"classic"}'  # compact, sorted keys
     assert txt["table"] == advert.table_id
     assert (txt["v"], txt["taken"], txt["seats"]) == ("1", "1", "4")
     assert TableAdvert.from_txt(txt, address=LOOPBACK, port=45123) == advert
+
+
+def test_a_play_again_advert_names_the_finished_table_and_round_trips() -> None:
+    advert = dataclasses.replace(make_advert(), again_of="ab" * 16)
+    txt = advert.to_txt()
+    assert set(txt) == {*TXT_KEYS, "bots", "again"} and txt["again"] == "ab" * 16
+    assert TableAdvert.from_txt(txt, address=LOOPBACK, port=45123) == advert
+
+
+def test_a_take_back_desk_names_the_keys_that_may_come_back_and_round_trips() -> None:
+    advert = dataclasses.replace(make_advert(), back=("aaaa-bbbb-cccc-dddd", "eeee-ffff-0000-1111"))
+    txt = advert.to_txt()
+    assert txt["back"] == "aaaa-bbbb-cccc-dddd,eeee-ffff-0000-1111"
+    assert TableAdvert.from_txt(txt, address=LOOPBACK, port=45123) == advert
+    with pytest.raises(AdvertError, match="back must be fingerprints"):
+        TableAdvert.from_txt({**good_txt(), "back": "aaaa-bbbb,not a key!"}, address=LOOPBACK, port=1)
+
+
+def test_a_play_again_advert_naming_no_table_id_is_refused() -> None:
+    with pytest.raises(AdvertError, match="again_of must be a table id"):
+        TableAdvert.from_txt({**good_txt(), "again": "not-a-table"}, address=LOOPBACK, port=1)
 
 
 def test_txt_keys_are_case_insensitive_and_unknown_keys_ignored() -> None:

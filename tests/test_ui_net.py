@@ -300,7 +300,7 @@ def _stub_runner(model: TableModel, waiting: list[Waiting], committed: list[int]
     state = _dealt_take6(model)
     session = SimpleNamespace(
         me=0, phase="play", round_index=0, complete=False, finished=False, state=state, view=lambda: state,
-        committed=lambda: tuple(committed), waiting=lambda now=None: tuple(waiting),
+        committed=lambda: tuple(committed), waiting=lambda now=None: tuple(waiting), present=lambda: (0, 1, 2),
     )  # fmt: skip
     return SimpleNamespace(session=session, connected={1, 2}, network_lost=False, can_go_on=lambda: False)
 

@@ -23,6 +23,7 @@ from lanplay.games import option_notes
 from lanplay.net.address import parse_address
 from lanplay.net.lobby import LobbyError, LobbyHost, SeatBarred, SeatInfo, fetch_lobby_id
 from lanplay.net.network import network_in_use, toward
+from lanplay.table.again import play_again
 from lanplay.table.runner import BotPlayer, LocalPlayer, Outcome, TableRunner
 from lanplay.table.tables import (
     RECONNECT_TIMEOUT,
@@ -79,6 +80,10 @@ def add_network_commands(sub: Any) -> None:
     bot.add_argument("--kind", choices=BOT_KINDS, default="normal",
                      help="easy, normal (default) or expert; random is easy, heuristic the plain rule-of-thumb player")
     add_budget_argument(bot)
+    bot.add_argument(
+        "--again", type=int, default=0, metavar="GAMES",
+        help="after a game that ended, play again this many times with the same players (a bot always says yes)",
+    )  # fmt: skip
     _option_argument(bot)
     bot.add_argument(
         "--delay", type=float, default=None,
@@ -399,6 +404,8 @@ def run_join(args: argparse.Namespace) -> int:
 
 
 def run_bot(args: argparse.Namespace) -> int:
+    if not 0 <= args.again <= 1000:
+        raise CommandError(f"--again {args.again}: from 0 to 1000 games")
     address = parse_address(args.join) if args.join else None
     directory, interface = _setup(args, address[0] if address else None)
     player = BotPlayer(args.game, args.kind, bot_delay(args.delay))
@@ -417,7 +424,7 @@ def run_bot(args: argparse.Namespace) -> int:
                 identity=identity, data_dir=directory, name=name, game=args.game,
                 options=_options(args.game, args.option), seats=args.seats, bots=0, interface=interface,
                 player=player, step_timeout=args.step_timeout, reconnect_timeout=args.reconnect_timeout,
-                on_event=printer(), on_runner=on_runner,
+                on_event=printer(), on_runner=on_runner, bot_kind=args.kind,
             )  # fmt: skip
         return join_table(
             identity=identity, data_dir=directory, name=name, interface=interface, player=player,
@@ -426,13 +433,29 @@ def run_bot(args: argparse.Namespace) -> int:
             on_runner=on_runner, runs_on=identity.public.hex(), on_notice=_on_notice,  # a bot on a laptop of its own
         )  # fmt: skip
 
-    async def start(identity: Any) -> Outcome:
-        outcome: Outcome = await table(identity)
+    async def go_on(outcome: Outcome) -> Outcome:
         if runners:
             outcome = await play_on(
                 runners[-1], outcome, interface=interface, player=player, bot_kind=args.kind or "heuristic",
                 on_event=printer(), on_runner=on_runner,
             )  # fmt: skip
+        return outcome
+
+    async def start(identity: Any) -> Outcome:
+        outcome = await go_on(await table(identity))
+        for game in range(1, args.again + 1):
+            if not runners or not outcome.finished or outcome.left:
+                break
+            if outcome.record_path is not None:
+                print(f"game record saved to {outcome.record_path}", flush=True)
+            prior = runners[-1].plan
+            print(f"playing again ({game} of {args.again}) after table {prior.table_id}", flush=True)
+            name = args.name or f"Bot {identity.public.fingerprint[:4]}"
+            outcome = await go_on(await play_again(
+                prior=prior, identity=identity, data_dir=directory, name=name, interface=interface, player=player,
+                bot_kind=args.kind or "heuristic", on_event=printer(), on_runner=on_runner,
+                start_after=float(prior.patience),
+            ))  # fmt: skip
         return outcome
 
     return _run(_resume_or(start, directory, interface, player, args))

@@ -63,12 +63,13 @@ MAX_HOST_NAME_CHARS = 64
 MAX_HOST_NAME_BYTES = 200
 MAX_FINGERPRINT_LEN = 128
 MAX_SEATS = 64
+MAX_BACK = 12  # fingerprints in one "back" TXT value (each at most 255 bytes)
 MAX_PROTOCOL_VERSION = 65535
 MAX_INT_DIGITS = 6
 
 TXT_KEYS = ("v", "game", "opts", "table", "taken", "seats", "host", "fp")
 # Keys an older host does not send: a missing one takes its default.
-OPTIONAL_TXT_KEYS = ("bots",)
+OPTIONAL_TXT_KEYS = ("bots", "again", "back")
 
 _TABLE_ID_RE = re.compile(rf"[0-9a-f]{{{MIN_TABLE_ID_LEN},{MAX_TABLE_ID_LEN}}}")
 _GAME_RE = re.compile(rf"[a-z0-9][a-z0-9_-]{{0,{MAX_GAME_LEN - 1}}}")
@@ -162,6 +163,11 @@ class TableAdvert:
     address: str
     port: int
     host_bots: int = 0  # bot seats the host's laptop runs (and so can see the cards of)
+    # A "play again" table: the id of the finished table whose players it is for (only they may sit).
+    again_of: str | None = None
+    # A table playing now where seats a bot holds may be taken back (P-5.7): the fingerprints of the keys that
+    # may come back; the advert's address is the take-back desk of the laptop running those bots.
+    back: tuple[str, ...] = ()
     _options_json: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -188,6 +194,12 @@ class TableAdvert:
         object.__setattr__(self, "address", _check_ipv4("address", self.address))
         _check_int("port", self.port, 1, 65535)
         _check_int("host_bots", self.host_bots, 0, total)
+        if not isinstance(self.back, tuple) or len(self.back) > MAX_BACK or not all(
+            isinstance(fp, str) and _FINGERPRINT_RE.fullmatch(fp) for fp in self.back
+        ):
+            raise AdvertError(f"back must be fingerprints of keys, got {_show(self.back)}")
+        if self.again_of is not None and not _TABLE_ID_RE.fullmatch(_check_str("again_of", self.again_of)):
+            raise AdvertError(f"again_of must be a table id of lowercase hex digits, got {_show(self.again_of)}")
 
     def _check_options(self) -> None:
         if not isinstance(self.options, dict) or not all(isinstance(k, str) for k in self.options):
@@ -232,6 +244,8 @@ class TableAdvert:
             "host": self.host_name,
             "fp": self.host_fingerprint,
             "bots": str(self.host_bots),
+            **({"again": self.again_of} if self.again_of is not None else {}),
+            **({"back": ",".join(self.back)} if self.back else {}),
         }
 
     @classmethod
@@ -272,6 +286,8 @@ class TableAdvert:
             address=address,
             port=port,
             host_bots=uint("bots") if "bots" in values else 0,
+            again_of=values.get("again"),
+            back=tuple(values["back"].split(",")) if values.get("back") else (),
         )
 
     @classmethod

@@ -78,6 +78,7 @@ from protocol.plan import (
     SeatInfo,
     TablePlan,
     check_game,
+    check_level,
     check_mesh_address,
     check_name,
     check_patience,
@@ -280,6 +281,9 @@ class LobbyHost:
     patience: int = DEFAULT_PATIENCE  # signed in the plan: every seat waits as long (P-5.5)
     lobby_id: str = field(default_factory=lambda: secrets.token_hex(16))
     on_change: Callable[[tuple[SeatInfo, ...]], None] | None = None
+    # A play-again lobby: only these keys (the laptops of the finished table) and bots they run may sit.
+    only: frozenset[str] | None = None
+    level: str | None = None  # the table's bot level, signed in the plan (P-5.7: a bot taking a seat plays at it)
     _joiners: list[_Joiner] = field(default_factory=list)
     _server: Server | None = None
     _plan: asyncio.Future[TablePlan] | None = None
@@ -301,6 +305,7 @@ class LobbyHost:
             check_mesh_address(self.host_seat.address)
             check_game(self.game, self.options, self.seats)  # the engine's own word on them (P-6.7)
             check_patience(self.patience)
+            self.level = check_level(self.level)
         except ProtocolError as exc:
             raise LobbyError(f"cannot host: {exc.message}") from None
         self._plan = asyncio.get_running_loop().create_future()
@@ -317,6 +322,24 @@ class LobbyHost:
     async def wait_plan(self) -> TablePlan:
         assert self._plan is not None
         return await self._plan
+
+    @property
+    def drawing(self) -> bool:
+        """The seat draw has begun (or the plan is made): the seats are no longer free to leave for another table."""
+        return self._draw is not None or (self._plan is not None and self._plan.done())
+
+    def start_with_those_here(self) -> bool:
+        """The table becomes the seats taken now, and the seat draw begins (a play-again table whose
+        other players did not come). False if the draw has begun, or the game is not for that many."""
+        if self._plan is None or self._plan.done() or self._draw is not None or len(self.taken) == self.seats:
+            return False
+        try:
+            check_game(self.game, self.options, len(self.taken))
+        except ProtocolError:
+            return False
+        self.seats = len(self.taken)
+        self._spawn(self._announce())
+        return True
 
     async def close(self) -> None:
         self._stop_draw()
@@ -402,6 +425,8 @@ class LobbyHost:
     def _field_fault(self, info: SeatInfo) -> str | None:
         """Why a joiner's seat cannot be in the plan (P-6.7), or None: its mesh address is taken by a
         seated peer, or it says it is a bot on a laptop that did not say so."""
+        if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
+            return "this table is for the players of the table it plays again, and their bots"
         for seat in self.taken:
             if (seat.address, seat.port) == (info.address, info.port):
                 return f"the mesh address {info.address}:{info.port} is {seat.name!r}'s ({FIELD_RULE})"
@@ -420,7 +445,8 @@ class LobbyHost:
                 await _send(joiner.ws, joiner.cipher, {"seats": seats, "you": index})
         if len(self.taken) == self.seats and self._plan is not None and not self._plan.done() and self._draw is None:
             self._attempts += 1
-            roster = Roster(self.lobby_id, self.game, self.options, self.taken, patience=self.patience)
+            roster = Roster(self.lobby_id, self.game, self.options, self.taken, patience=self.patience,
+                            level=self.level)  # fmt: skip
             draw = _HostDraw(self._attempts, roster, PlanDraw(roster, self.identity, secrets.token_bytes),
                              tuple(self._joiners))  # fmt: skip
             self._draw = draw

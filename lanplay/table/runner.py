@@ -38,7 +38,7 @@ from lanplay.games import make_bot
 from lanplay.net.lobby import LobbyError, TablePlan
 from lanplay.net.mesh import Mesh, MeshError
 from lanplay.table.trace import Trace
-from protocol.continuation import Continuation, Offer, decide, make_offer
+from protocol.continuation import Continuation, Offer, TakeBack, decide, make_offer
 from protocol.encoding import JSONObject, canonical, check_int, decode, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -55,6 +55,7 @@ from protocol.table import (
     NoteWaiting,
     Output,
     Received,
+    RoundConfirmed,
     Send,
     Start,
     StopFor,
@@ -189,6 +190,11 @@ class TableRunner:
         self._go_on_sigs: dict[tuple[str, int], str] = {}  # this seat's own signatures on a continuation
         self._go_on_sent: dict[int, list[tuple[str, int, str]]] = {}  # from each seat: (table, signer, signature)
         self._go_on_plans: dict[int, JSONObject] = {}  # from each seat: a continuation it holds signed by all
+        # Taking a seat back (P-5.7): the take-backs this seat holds for this table, by seat; whether this seat
+        # (a bot in a seat its person asks back) leaves at the end of the round; who hears of the continuation.
+        self.take_backs: dict[int, TakeBack] = {}
+        self._leave_at_round_end = False
+        self.on_continuation: Callable[[Continuation, bool], None] | None = None
 
     # --- events in, outputs out ----------------------------------------------------------------------
     def _handle(self, event: Input, record: JSONObject | None) -> tuple[Output, ...]:
@@ -292,6 +298,9 @@ class TableRunner:
             if isinstance(output, Send):
                 self._send(output)
             else:
+                if isinstance(output, RoundConfirmed) and self._leave_at_round_end:
+                    self._leave_at_round_end = False  # its person takes the seat back: a bot leaves (P-5.7)
+                    asyncio.get_running_loop().create_task(self.leave())
                 if isinstance(output, Stopped):
                     self.stops.append(output)
                 if self._trace is not None:
@@ -484,7 +493,10 @@ class TableRunner:
         except ProtocolError:
             return
         offer, sig, whole = raw.get("go-on"), raw.get("go-on-sig"), raw.get("go-on-plan")
-        if isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
+        if "go-on-back" in raw and len(raw) == 1:
+            with contextlib.suppress(ProtocolError):
+                self.hold_back(TakeBack.from_json(raw["go-on-back"]), tell=False)
+        elif isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
             self._offers[seat] = offer
         elif isinstance(whole, dict) and len(raw) == 1:
             self._go_on_plans[seat] = whole  # the latest whole signed continuation from this seat
@@ -497,6 +509,43 @@ class TableRunner:
                 if len(mine) < 2 * len(self.peer_ids):
                     mine.append((table, signer, signature))
         self._wake.set()
+
+    def hold_back(self, back: TakeBack, tell: bool = True) -> bool:
+        """A person who left asks for their seat back at the table that goes on from this one (P-5.7): kept
+        if it holds here (signed on this table by the key its seat's plan left it to), one per seat; `tell`:
+        passed on to every seat. The bot in that seat leaves at the end of the round, so the table ends and
+        the seats go on with the person back. False if it does not hold or the seat has one already."""
+        left = self.plan.left if isinstance(self.plan, Continuation) else {}
+        if not back.holds(self.settings.table, left) or back.seat in self.take_backs:
+            return False
+        self.take_backs[back.seat] = back
+        if back.seat == self.me:
+            self._leave_at_round_end = True
+        if tell and self.mesh is not None:
+            with contextlib.suppress(MeshError):
+                self.mesh.broadcast(canonical({"go-on-back": back.to_json()}))
+        self._wake.set()
+        return True
+
+    def add_signature(self, table: str, seat: int, signature: str) -> None:
+        """A seat's signature on a continuation that came another way (a returning laptop's, through the
+        laptop it asked): passed on to every seat and taken here as if it came from them (P-5.7)."""
+        body = {"table": table, "seat": seat, "sig": signature}
+        self._go_on_sent.setdefault(self.me, []).append((table, seat, signature))
+        if self.mesh is not None:
+            with contextlib.suppress(MeshError):
+                self.mesh.broadcast(canonical({"go-on-sig": body}))
+        self._wake.set()
+
+    def left_here(self) -> dict[int, str]:
+        """The seats whose person this seat saw leave with a signed leave and publish its secrets (P-5.7)."""
+        session = self.session
+        if session is None:
+            return {}
+        return {
+            seat: info.public_key for seat, info in enumerate(self.plan.seats)
+            if seat in session.left and seat in session.ledger.secrets and info.runs_on in (None, info.public_key)
+        }  # fmt: skip
 
     async def _until(self, ready: Callable[[], bool]) -> bool:
         """Wait for `ready`, at most the table's patience (the seats that answer nothing end the game)."""
@@ -532,7 +581,8 @@ class TableRunner:
                 info.public_key for seat, info in enumerate(self.plan.seats)
                 if seat in present and seat != self.me and info.runs_on == my_key
             ]  # fmt: skip
-            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {}, keeps)
+            back = {seat: b for seat, b in self.take_backs.items() if seat not in present}
+            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {}, keeps, self.left_here(), back)
             self._offers[self.me] = offer.to_json()
             mesh.broadcast(canonical({"go-on": offer.to_json()}))
             keys = [s.public_key for s in self.plan.seats]
@@ -549,6 +599,7 @@ class TableRunner:
             plan = decide(
                 prior, digest, self.plan.seats, present, session.summary()["rounds"],  # type: ignore[arg-type]
                 self.plan.game, dict(self.plan.options), self.plan.patience, offers, self.plan.rules,
+                self.plan.left if isinstance(self.plan, Continuation) else None, self.plan.level,
             )  # fmt: skip
             if plan is None:
                 return None
@@ -567,6 +618,8 @@ class TableRunner:
                     body = {"table": plan.table_id, "seat": index, "sig": signature}
                     mesh.broadcast(canonical({"go-on-sig": body}))
             wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
+            if self.on_continuation is not None:
+                self.on_continuation(plan, False)  # a returning laptop's signature comes that way
 
             checked: set[tuple[int, str]] = set()  # (signer, signature) already checked: each once
 
@@ -604,6 +657,8 @@ class TableRunner:
             # junk) still holds every signature (P-6.2).
             with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone
                 mesh.broadcast(canonical({"go-on-plan": signed.to_json()}))
+            if self.on_continuation is not None:
+                self.on_continuation(signed, True)
             await self._drain()  # our signature reaches the others before the mesh closes
             return signed
         finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from websockets.exceptions import WebSocketException
 
 from lanplay.base.store import BOTS_DIR, StoreError, load_or_create_identity, save_identity
+from lanplay.bots import BOT_KINDS
 from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
 from lanplay.net.lobby import (
     LobbyError,
@@ -73,14 +74,20 @@ async def host_table(
     on_lobby: Callable[[LobbyHost, int], None] | None = None,
     bot_kind: str = "heuristic",
     go: Callable[[TableRunner], Awaitable[bool]] | None = None,
+    again_of: str | None = None,
+    only: frozenset[str] | None = None,
 ) -> Outcome:
     """Host a table (seat 0), advertise it, fill `bots` seats with in-process bot peers that join
     over loopback like anyone else, wait for the other seats, then play. `go`: if the table ends early
     with a seat gone, ask this laptop's person whether to go on with a bot there (P-5.7, `play_on`);
-    the bot peers go on with it. None: the game ends there."""
+    the bot peers go on with it. None: the game ends there. `again_of`, `only`: a play-again table
+    (`lanplay.table.again`): the finished table it is advertised for, and the keys that may sit."""
     mesh_port = free_port(interface)
     host_seat = SeatInfo(name, identity.public.hex(), interface, mesh_port)
-    lobby = LobbyHost(identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)))
+    lobby = LobbyHost(
+        identity, game, options, seats, host_seat, patience=max(1, round(reconnect_timeout)), only=only,
+        level=bot_kind,  # signed in the plan: a bot that takes a seat later plays at it too
+    )
     lobby_port = await lobby.start(interface)
     if on_lobby is not None:
         on_lobby(lobby, lobby_port)
@@ -90,7 +97,7 @@ async def host_table(
     if advertise:
         advert = TableAdvert(
             lobby.lobby_id, game, dict(options), 1, seats, name, identity.public.fingerprint,
-            PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
+            PROTOCOL_VERSION, interface, lobby_port, host_bots=bots, again_of=again_of,
         )  # fmt: skip
         advertiser = TableAdvertiser(advert, interface=interface)
         await advertiser.start()
@@ -98,8 +105,8 @@ async def host_table(
         def update(taken: tuple[SeatInfo, ...]) -> None:
             assert advertiser is not None
             new = TableAdvert(
-                lobby.lobby_id, game, dict(options), len(taken), seats, name, identity.public.fingerprint,
-                PROTOCOL_VERSION, interface, lobby_port, host_bots=bots,
+                lobby.lobby_id, game, dict(options), len(taken), lobby.seats, name, identity.public.fingerprint,
+                PROTOCOL_VERSION, interface, lobby_port, host_bots=bots, again_of=again_of,
             )  # fmt: skip
             task = asyncio.get_running_loop().create_task(advertiser.update(new))
             updates.add(task)
@@ -192,7 +199,7 @@ async def _bot_peer(
         identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
         vouch=vouch,
     )
-    player = BotPlayer(plan.game, bot_kind, delay=delay)
+    player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=delay)
     runner = TableRunner(plan, identity, bot_dir, player, interface)
     runner.may_go_on = go_on  # P-5.7: with its laptop's person, whose laptop offers to run the new bots
     outcome = await runner.run()
@@ -201,6 +208,13 @@ async def _bot_peer(
             runner, outcome, interface=interface, player=player, bot_kind=bot_kind, bot_delay=delay, host_bots=False
         )
     return outcome
+
+
+def table_level(plan: AnyPlan, fallback: str) -> str:
+    """The kind a bot of this laptop plays at a table: the table's level, signed in its plan (the lobby
+    form's, carried into every continuation: a bot that takes a seat plays at it, P-5.7), when this lanplay
+    knows it; else `fallback`."""
+    return plan.level if plan.level in BOT_KINDS else fallback
 
 
 def bot_name(number: int, host_name: str) -> str:
@@ -218,8 +232,8 @@ async def find_table(
     def wanted(advert: TableAdvert) -> bool:
         if table_id is not None:
             return advert.table_id == table_id
-        if advert.table_id in skip:
-            return False
+        if advert.table_id in skip or advert.again_of is not None:
+            return False  # a play-again table is for the players of the table it plays again
         if advert.protocol_version != PROTOCOL_VERSION:
             return False  # its seats would read our honest messages as faults, and we theirs
         return advert.seats_taken < advert.seats_total and (game is None or advert.game == game)
@@ -350,7 +364,7 @@ async def _resume_bot(
     if found is None or found[0].table_id != plan.table_id:
         return None
     runner = TableRunner(
-        found[0], identity, bot_dir, BotPlayer(plan.game, delay=delay), interface,
+        found[0], identity, bot_dir, BotPlayer(plan.game, table_level(plan, "heuristic"), delay=delay), interface,
     )  # fmt: skip
     try:
         return await runner.run()
@@ -375,53 +389,78 @@ async def play_on(
     host_bots: bool = True,
     on_event: Callable[[Event], None] | None = None,
     on_runner: Callable[[TableRunner], None] | None = None,
+    desk_name: str = "",
 ) -> Outcome:
     """P-5.7: while the table ends early with this seat present, go on with the seats still present
     (`go` asks this seat's person; None: always go on), a bot in each empty seat (`host_bots`: this
     laptop offers to run them; the lowest seat that offers does), scores carried, until a table ends
     with the game or the seats choose to end it. `runner` has played its table (`may_go_on` set before);
-    returns the last table's outcome at this seat."""
+    returns the last table's outcome at this seat. While this laptop runs a bot in a seat its person may
+    take back, it opens a take-back desk (`lanplay.table.takeback`, named `desk_name`): a table that
+    ends with that bot gone for its person goes on without asking, the person back in the seat."""
+    from lanplay.table.takeback import BackDesk  # here: takeback imports the runner, as this module does
+
     runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
-    while runner.can_go_on():
-        choice = True if go is None else await go(runner)
-        bots: dict[int, tuple[Identity, str, int]] = {}
-        if choice and host_bots:
+    desk: BackDesk | None = None
+    try:
+        while runner.can_go_on():
             session = runner.session
             assert session is not None
             present = session.present()
-            for seat in range(len(runner.plan.seats)):
-                if seat not in present:
+            empty = [seat for seat in range(len(runner.plan.seats)) if seat not in present]
+            if all(seat in runner.take_backs for seat in empty):
+                choice = True  # its person takes the seat back: nothing to ask
+            else:
+                choice = True if go is None else await go(runner)
+            bots: dict[int, tuple[Identity, str, int]] = {}
+            if choice and host_bots:
+                for seat in empty:
                     bots[seat] = (Identity.generate(), interface, free_port(interface))
-        answers = await asyncio.gather(
-            runner.go_on(choice, bots),
-            *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
-            return_exceptions=True,
-        )
-        plan = answers[0]
-        if not isinstance(plan, Continuation):
-            break
-        keys = {info.public_key for info in plan.seats}
-        identities = {runner.identity.public.hex(): (runner.identity, runner.data_dir)}
-        for bot in runners[1:]:
-            identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
-        for identity, _, _ in bots.values():
-            if identity.public.hex() in keys:
-                bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
-                save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
-                identities[identity.public.hex()] = (identity, bot_dir)
-        runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
-        runner.may_go_on = True
-        if on_runner is not None:
-            on_runner(runner)
-        runners = [runner]
-        for info in plan.seats:
-            if info.public_key in identities and info.public_key != runner.identity.public.hex():
-                identity, bot_dir = identities[info.public_key]
-                bot = TableRunner(plan, identity, bot_dir, BotPlayer(plan.game, bot_kind, delay=bot_delay), interface)
-                bot.may_go_on = True
-                runners.append(bot)
-        outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
-        if isinstance(outcomes[0], BaseException):
-            raise outcomes[0]
-        outcome = outcomes[0]
+            answers = await asyncio.gather(
+                runner.go_on(choice, bots),
+                *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
+                return_exceptions=True,
+            )
+            if desk is not None:
+                await desk.close()
+                desk = None
+            plan = answers[0]
+            if not isinstance(plan, Continuation):
+                break
+            keys = {info.public_key for info in plan.seats}
+            identities = {runner.identity.public.hex(): (runner.identity, runner.data_dir)}
+            for bot in runners[1:]:
+                identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
+            for identity, _, _ in bots.values():
+                if identity.public.hex() in keys:
+                    bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
+                    save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
+                    identities[identity.public.hex()] = (identity, bot_dir)
+            runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
+            runner.may_go_on = True
+            if on_runner is not None:
+                on_runner(runner)
+            runners = [runner]
+            for info in plan.seats:
+                if info.public_key in identities and info.public_key != runner.identity.public.hex():
+                    identity, bot_dir = identities[info.public_key]
+                    bot_player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=bot_delay)
+                    bot = TableRunner(plan, identity, bot_dir, bot_player, interface)
+                    bot.may_go_on = True
+                    runners.append(bot)
+            if BackDesk.wanted(runner):
+                desk = BackDesk(runner, desk_name or plan.seats[runner.me].name, interface)
+                try:
+                    await desk.start()
+                except Exception as exc:  # the game goes on without a way back: said in the log
+                    log.warning("cannot open the take-back desk: %s", exc)
+                    await desk.close()
+                    desk = None
+            outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
+            if isinstance(outcomes[0], BaseException):
+                raise outcomes[0]
+            outcome = outcomes[0]
+    finally:
+        if desk is not None:
+            await desk.close()
     return outcome

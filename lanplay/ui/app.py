@@ -150,6 +150,15 @@ def key_bindings(model: TableModel) -> KeyBindings:
         model.request_quit()
         leave_if_asked(event)
 
+    @kb.add("a", filter=playing & Condition(lambda: model.game_over is not None))
+    def _again(event: KeyPressEvent) -> None:
+        model.request_again()
+        leave_if_asked(event)
+
+    @kb.add("s", filter=playing & Condition(lambda: model.start_now is not None and model.pre_game))
+    def _start_now(event: KeyPressEvent) -> None:
+        model.request_start_now()
+
     @kb.add("left", filter=playing)
     @kb.add("h", filter=playing)
     @kb.add("s-tab", filter=playing)

@@ -97,6 +97,9 @@ class ResumeOffer:
 
     game: str
     names: tuple[str, ...]
+    # A table that went on without this laptop's person, whose seat may be taken back there (P-5.7): the
+    # advert of its take-back desk (lanplay.table.takeback). None: a journal's unfinished game.
+    back: TableAdvert | None = None
 
 
 @dataclass
@@ -205,6 +208,7 @@ class LobbyModel:
         self.resume_selected = True  # with an offer, the resume line is selected first: Enter resumes
         self.damaged: tuple[Path, ...] = ()  # journals just found damaged and set aside: the screen names them
         self.forget_requested = False  # x: never offer that unfinished game again
+        self.declined: set[str] = set()  # tables whose seat this laptop's person chose not to take back (x)
         self.action: Action | None = None
         self.revision = 0
         self.listeners: list[Callable[[], None]] = []
@@ -219,9 +223,18 @@ class LobbyModel:
 
     # --- fed by the browser -------------------------------------------------------------------------
     def set_tables(self, tables: Mapping[str, TableAdvert]) -> None:
-        """The tables mDNS lists now; the selection stays on the same table when it is still there."""
+        """The tables mDNS lists now; the selection stays on the same table when it is still there. A
+        play-again table is left out: its players join it from their game-over screen (lanplay.table.again)."""
         current = self.selected_table
-        self.tables = sorted(tables.values(), key=lambda a: (a.game, a.host_name.lower(), a.table_id))
+        listed = [a for a in tables.values() if a.again_of is None and not a.back]
+        desks = (a for a in tables.values() if self.fingerprint in a.back and a.table_id not in self.declined)
+        desk = next(desks, None)
+        if desk is not None and (self.resume is None or self.resume.back is not None):
+            if self.resume is None or self.resume.back != desk:  # a seat to take back: offered like a resume
+                self.resume, self.resume_selected = ResumeOffer(desk.game, (desk.host_name,), desk), True
+        elif desk is None and self.resume is not None and self.resume.back is not None:
+            self.resume = None  # that table ended, or the seat was taken back
+        self.tables = sorted(listed, key=lambda a: (a.game, a.host_name.lower(), a.table_id))
         ids = [a.table_id for a in self.tables]
         if current is not None and current.table_id in ids:
             self.selected = ids.index(current.table_id)
@@ -425,7 +438,11 @@ class LobbyModel:
         self._changed()
 
     def forget_resume(self) -> None:
-        if self.resume is not None:
+        if self.resume is not None and self.resume.back is not None:  # not that seat: it is not offered again
+            self.declined.add(self.resume.back.table_id)
+            self.resume = None
+            self._changed()
+        elif self.resume is not None:
             self.resume = None
             self.forget_requested = True
             self._changed()

@@ -224,7 +224,8 @@ def body(model: LobbyModel, width: int = SCREEN_WIDTH) -> Lines:
         lines.append(text_line(""))
     if model.resume is not None:
         offer = model.resume
-        text = model.text("lobby_resume", game=game_title(model.lang, offer.game), names=", ".join(offer.names))
+        key = "lobby_resume" if offer.back is None else "lobby_back"
+        text = model.text(key, game=game_title(model.lang, offer.game), names=", ".join(offer.names))
         chosen = model.on_resume_line and model.form is None
         lines.extend(wrap_text(text, width - 1, "class:cursor" if chosen else "class:status.mine",
                                indent="   ", first=" ▸ " if chosen else "   "))  # fmt: skip
@@ -479,6 +480,17 @@ async def run_lobby(
             if on_table is not None:
                 on_table(table_model, table)
             await run_table_app(table_model, table, input=input, output=output)
+            while table_model.again_requested and table.last_plan is not None:
+                # Play again (lanplay.table.again): the same players and options, at a new table.
+                prior = table.last_plan
+                table_model = TableModel(get_game(prior.game), [name], 0, lang)  # the seats come with the plan
+                table = NetTable(
+                    table_model, identity=identity, data_dir=data_dir, interface=model.interface, name=name,
+                    bot_delay=bot_delay, step_timeout=step_timeout,
+                ).again(prior, bot_kind=getattr(action, "bot_kind", "normal"))  # fmt: skip
+                if on_table is not None:
+                    on_table(table_model, table)
+                await run_table_app(table_model, table, input=input, output=output)
             offer = _resume_offer(data_dir, model)
             model.set_resume(offer[0] if offer is not None else None)
             model.set_tables(browser.tables)
@@ -521,6 +533,9 @@ def _table_for(
         model = TableModel(get_game(game_id or GAME_ORDER[0]), [name], 0, lang)
         return model, NetTable(model, **common).join(action.address, None)
     assert lobby.resume is not None
+    if lobby.resume.back is not None:  # the seat its person left, at the table that went on (P-5.7)
+        model = TableModel(get_game(lobby.resume.game), [name], 0, lang)
+        return model, NetTable(model, **common).back(lobby.resume.back)
     model = TableModel(get_game(lobby.resume.game), lobby.resume.names, 0, lang)
     return model, NetTable(model, **common).resume()
 

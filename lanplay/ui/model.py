@@ -98,6 +98,12 @@ class TableModel:
         self.pre_game = False  # seats still being taken: leaving costs nobody anything, so q leaves at once
         self.quit_question = "quit_question"  # "quit_question_net" where people on other laptops play too
         self.go_on_seats: tuple[int, ...] = ()  # the seats a bot would fill if the table goes on (P-5.7)
+        # Play again (lanplay.table.again): offered at the game-over screen of a networked table this seat
+        # finished at; `a` asks for it (the screen closes, and the next table screen plays again).
+        self.can_play_again = False
+        self.again_requested = False
+        # Before a play-again table hosted here starts: `s` starts it with the players who came.
+        self.start_now: Callable[[], bool] | None = None
         self.seated: tuple[str, ...] = ()  # before the game: who has taken a seat ("Bob (ab12-…)")
         self.seats_total: int | None = None
         # Each bot seat and the seat whose laptop runs it, which can see its cards (None: a laptop of its own).
@@ -464,6 +470,17 @@ class TableModel:
             self.confirm_quit = True
         self._changed()
 
+    def request_again(self) -> None:
+        """`a` at the game-over screen: play again with the same players (the screen closes for the new table)."""
+        if self.game_over is not None and self.can_play_again:
+            self.again_requested = self.quit_requested = True
+            self._changed()
+
+    def request_start_now(self) -> None:
+        """`s` while a play-again table hosted here waits: start it with the players who came."""
+        if self.start_now is not None and self.pre_game and not self.start_now():
+            self.set_error("again_cannot_start")
+
     def answer_quit(self, leave: bool) -> None:
         self.confirm_quit = False
         self.quit_requested = leave
@@ -472,7 +489,7 @@ class TableModel:
     # --- what the screen says ----------------------------------------------------------------
     def status_msg(self) -> Msg:
         if self.game_over is not None:
-            return Msg("game_over_status")
+            return Msg("game_over_status_again" if self.can_play_again else "game_over_status")
         if self.moves:
             if self.question is not None:
                 return Msg("second_question", {"card": self.option_label(self.question)})

@@ -36,9 +36,13 @@ from engine.api import RuleError
 from engine.record import replay
 from lanplay.base.store import record_label, save_record
 from lanplay.base.text import shown
+from lanplay.base.text import shown as shown_name
+from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyHost, SeatBarred, SeatInfo
-from lanplay.table.runner import Outcome, TableRunner
-from lanplay.table.tables import host_table, join_table, play_on, resume_table
+from lanplay.table.again import again_answers, play_again
+from lanplay.table.runner import AnyPlan, Outcome, TableRunner
+from lanplay.table.tables import RECONNECT_TIMEOUT, host_table, join_table, play_on, resume_table
+from lanplay.table.takeback import back_to_table
 from lanplay.ui.feed import (
     CardsTurned,
     ChoicesMade,
@@ -53,6 +57,7 @@ from lanplay.ui.feed import (
     WaitingFor,
 )
 from lanplay.ui.model import TableModel
+from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.plan import bot_seats
@@ -170,6 +175,9 @@ class NetTable:
         self._winners: tuple[int, ...] | None = None
         self._ever_connected: set[int] = set()
         self._shown: tuple[object, ...] | None = None
+        self._again_of: AnyPlan | None = None  # playing again after this finished table
+        self._again_hosts: frozenset[int] = frozenset()  # its seats whose laptops host a play-again table
+        self._back_from: AnyPlan | None = None  # taking a seat back: the plan where a bot held it
 
     # --- what to play --------------------------------------------------------------------------------
     def host(
@@ -194,7 +202,7 @@ class NetTable:
                 options=options, seats=seats, bots=bots, interface=self.interface, player=self.player,
                 bot_delay=self.bot_delay, step_timeout=self.step_timeout, advertise=advertise,
                 on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_lobby, bot_kind=bot_kind,
-                go=self._ask_go_on, **({"reconnect_timeout": patience} if patience is not None else {}),
+                go=self._ask_go_on, reconnect_timeout=patience if patience is not None else RECONNECT_TIMEOUT,
             )  # fmt: skip
 
         self._start = start
@@ -214,6 +222,55 @@ class NetTable:
 
         self._start = start
         return self
+
+    def again(self, prior: AnyPlan, bot_kind: str = "normal") -> NetTable:
+        """Play again after finished table `prior`, with its players and options (`lanplay.table.again`):
+        this laptop hosts the new table or joins it, with the bots it ran at `prior`."""
+        self.model.quit_question = "quit_question_net"
+        self._again_of = prior
+        self.seats_total = len(prior.seats)
+        self.model.add_event("ev_again")
+
+        async def start() -> Outcome:
+            return await play_again(
+                prior=prior, identity=self.identity, data_dir=self.table_dir, name=self.name,
+                interface=self.interface, player=self.player, bot_kind=bot_kind, bot_delay=self.bot_delay,
+                on_event=self.on_event, on_runner=self._on_runner, on_lobby=self._on_again_lobby,
+                on_seats=self._on_seats, go=self._ask_go_on, on_hosting=self._on_again_hosts,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def _on_again_hosts(self, seats: frozenset[int]) -> None:
+        """The laptops hosting a play-again table of the finished one: they said yes (`again_answers`)."""
+        self._again_hosts = seats
+        self._shown = None
+        self._show_seats()
+
+    def _on_again_lobby(self, lobby: LobbyHost, port: int) -> None:
+        self.lobby = lobby
+        self.model.start_now = lobby.start_with_those_here
+        self._shown = None
+        self._show_seats()
+
+    def back(self, advert: TableAdvert) -> NetTable:
+        """Take back the seat this laptop's person left, at the table that went on without them (P-5.7;
+        `advert`: its take-back desk, which names this laptop's key)."""
+        self.model.quit_question = "quit_question_net"
+
+        async def start() -> Outcome:
+            self.model.set_status("net_back")
+            return await back_to_table(
+                advert, identity=self.identity, data_dir=self.table_dir, name=self.name, interface=self.interface,
+                player=self.player, on_event=self.on_event, on_runner=self._on_runner, on_plan=self._on_back_plan,
+            )  # fmt: skip
+
+        self._start = start
+        return self
+
+    def _on_back_plan(self, plan: Continuation, seat: int) -> None:
+        self._back_from = plan  # where the seat was a bot's: the next plan has this laptop in it again
 
     def resume(self) -> NetTable:
         """Carry on the game this laptop's journal says it was in (run() returns None if there is none)."""
@@ -306,6 +363,13 @@ class NetTable:
             else:
                 self.model.add_event("ev_bot_runs_on", bot=name(bot), host=name(host))
         self.model.set_status("net_starting")
+        previous = before.plan if before is not None else self._back_from
+        if previous is not None and isinstance(runner.plan, Continuation):
+            # A seat a bot held is a person's again (P-5.7): every screen says from which round.
+            for seat, info in enumerate(runner.plan.seats):
+                was = previous.seats[seat] if seat < len(previous.seats) else None
+                if info.runs_on is None and was is not None and was.public_key != info.public_key:
+                    self.model.add_event("ev_back", name=name(seat), round=len(runner.plan.rounds) + 1)
         if before is not None:
             old_bots = {seat for seat, _ in bot_seats(before.plan.seats)}
             for bot, host in bot_seats(runner.plan.seats):
@@ -324,6 +388,9 @@ class NetTable:
         self.model.add_event("ev_barred", name=shown(notice.name), fingerprint=notice.fingerprint, why=notice.why)
 
     def _on_seats(self, seats: list[SeatInfo]) -> None:
+        if self.lobby is not None and self._again_of is not None:  # joined another laptop's table instead
+            self.lobby = None
+            self.model.start_now = None
         self.seated = tuple(seats)
         self._show_seats()
 
@@ -340,7 +407,16 @@ class NetTable:
             return
         self._shown = shown
         self.model.set_seated([f"{seat.name} ({seat.fingerprint})" for seat in self.seated], self.seats_total)
-        if self.seats_total is None:
+        if self._again_of is not None:
+            prior = self._again_of
+            yes, deciding = again_answers(prior, self.seated, self._again_hosts)
+            names = [shown_name(prior.seats[seat].name) for seat in deciding]
+            self.model.set_status(
+                "net_again_host" if self.model.start_now is not None else "net_again",
+                yes=", ".join(shown_name(prior.seats[seat].name) for seat in yes) or "–",
+                deciding=", ".join(names) or "–",
+            )  # fmt: skip
+        elif self.seats_total is None:
             self.model.set_status("net_seats_some", taken=self.seats_taken)
         else:
             self.model.set_status("net_seats", taken=self.seats_taken, total=self.seats_total)
@@ -572,11 +648,26 @@ class NetTable:
         stopped = not outcome.complete
         winners = () if stopped else (self._winners or self.game.winners(state) or ())
         shown = self.shown_record or self.record_path
+        runner = self.runner
+        model.can_play_again = (
+            runner is not None and outcome.finished and not outcome.left and not outcome.network_lost
+            and not outcome.table_gone and self.me_in_last_table()
+        )  # fmt: skip
         self.feed.tell(TableOver(
             tuple(winners), tuple(totals), str(shown) if shown is not None else None, stopped=stopped,
             network_lost=outcome.network_lost, reason=self._why_stopped(outcome) if stopped else "",
             rounds=len(outcome.record.rounds) if outcome.record is not None else 0,
         ))  # fmt: skip
+
+    def me_in_last_table(self) -> bool:
+        """This laptop's seat is still in the last table played (not exposed), so it can say "play again"."""
+        session = self.session
+        return session is not None and session.me in session.present()
+
+    @property
+    def last_plan(self) -> AnyPlan | None:
+        """The plan of the last table played here: what "play again" plays again."""
+        return self.runner.plan if self.runner is not None else None
 
     def _why_stopped(self, outcome: Outcome) -> str:
         """Why a game ended before its end, and by whom, for the game-over box (P-5.5: nobody is

@@ -22,6 +22,7 @@ import contextlib
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,7 @@ def play_net_table(
         )
     say_damaged(model, damaged)
     asyncio.run(run_keeping_journal(model, table))
+    model, table = _play_again(model, table, common, lang, bot_kind, lambda done: forget_bots(directory, done))
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
         return 0
@@ -202,6 +204,7 @@ def join_net_table(
         table = NetTable(model, name=name, **common).join(address, info.seats)
     say_damaged(model, damaged)
     asyncio.run(run_keeping_journal(model, table))
+    model, table = _play_again(model, table, common, lang)
     if table.keep_journal and table.outcome is None:
         _say(model.text("play_kept"))
         return 0
@@ -216,6 +219,27 @@ def say_damaged(model: TableModel, damaged: list[Path]) -> None:
         model.add_event("ev_journal_damaged", path=str(path))
     if damaged:
         model.set_error("journal_damaged")  # the footer's red line, until another message takes its place
+
+
+def _play_again(
+    model: TableModel,
+    table: NetTable,
+    common: dict[str, Any],
+    lang: str,
+    bot_kind: str = "normal",
+    done: Callable[[AnyPlan], None] | None = None,
+) -> tuple[TableModel, NetTable]:
+    """While the person pressed `a` at the game-over screen: the same players and options at a new table
+    (lanplay.table.again), on a new table screen. `done`: called with each finished table's plan."""
+    while model.again_requested and table.last_plan is not None:
+        _say_net_outcome(model, table)
+        prior = table.last_plan
+        if done is not None:
+            done(prior)
+        model = TableModel(get_game(prior.game), [table.name], 0, lang)  # the seats come with the plan
+        table = NetTable(model, name=table.name, **common).again(prior, bot_kind=bot_kind)
+        asyncio.run(run_keeping_journal(model, table))
+    return model, table
 
 
 def _say_net_outcome(model: TableModel, table: NetTable) -> None:

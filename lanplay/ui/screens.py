@@ -159,7 +159,7 @@ def footer(model: TableModel, width: int = SCREEN_WIDTH) -> Lines:
     error = model.error.text(model.lang) if model.error is not None else ""
     lines.append(text_line(" " + error[: width - 2], "class:error"))
     if model.game_over is not None:
-        keys = model.text("keys_hint_over")
+        keys = model.text("keys_hint_over_again" if model.can_play_again else "keys_hint_over")
     elif model.typed:
         keys = model.text("typing", typed=model.typed)
     elif not model.options:
@@ -261,7 +261,10 @@ def game_over_lines(model: TableModel) -> Lines:
         lines.extend(text_line(" " + part) for part in wrap_path(over.record_path, game_over_width(model) - 3))
     else:
         lines.append(text_line(model.text("record_not_saved")))
-    lines.append(text_line(model.text("leave_key"), "class:keys"))
+    if model.can_play_again:
+        lines.extend(wrap_text(model.text("again_key"), width, "class:keys"))
+    else:
+        lines.append(text_line(model.text("leave_key"), "class:keys"))
     return lines
 
 

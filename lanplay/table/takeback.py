@@ -1,0 +1,286 @@
+"""Taking a seat back (P-5.7, `protocol.continuation.TakeBack`): the way between the laptop of a person who
+left and the table that went on without them.
+
+The laptop that runs a bot in a seat its person may take back (`Continuation.left`) opens a **desk**: a
+WebSocket address with the lobby's authenticated, encrypted link handshake (bound to the table playing
+now), advertised by mDNS with the fingerprints of the keys that may come back (`TableAdvert.back`).
+The returning laptop, resuming the table it left (`resume_table`), looks for a desk naming its own key
+and asks there:
+
+- it sends ``{"back": TakeBack}``, signed on the table the advert names, by the key it proved in the
+  handshake; the desk's seat keeps it (`TableRunner.hold_back`) and passes it on to every seat, and the
+  bot in that seat leaves at the end of the round, so the table ends and the seats go on;
+- the desk answers ``{"plan": ...}``: the plan of the table playing now (which the returning laptop did
+  not play), then, once the seats decided the continuation, ``{"sign": ...}``; the returning laptop checks
+  it (`check_back`) and answers ``{"sig": ...}``, which the desk passes on as that seat's signature;
+- last ``{"start": ...}``, the continuation signed by every seat: the returning laptop plays it.
+  ``{"error": why}`` at any point ends the way back (the game ended, the request did not hold).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from websockets.asyncio.client import connect as ws_connect
+from websockets.asyncio.connection import Connection
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed, WebSocketException
+
+from lanplay.base.store import Journal
+from lanplay.base.text import shown
+from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
+from lanplay.net.lobby import LobbyError
+from lanplay.table.runner import MAX_GO_ON_BYTES, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from protocol.continuation import Continuation, TakeBack, check_back, make_take_back
+from protocol.encoding import JSONObject, canonical, decode
+from protocol.errors import ProtocolError
+from protocol.identity import Identity, PublicIdentity
+from protocol.link import Handshake, LinkCipher
+from protocol.table import PROTOCOL_VERSION, Event
+
+log = logging.getLogger(__name__)
+
+MAX_DESK_MESSAGE = MAX_GO_ON_BYTES + 4096  # a whole continuation, with the rounds played so far
+DESK_TIMEOUT = 10.0  # the handshake, and each answer the returning laptop owes
+
+
+class BackFailed(LobbyError):
+    """The way back did not work out: the line says why (the game ended, the request did not hold)."""
+
+
+async def _handshake(ws: Connection, identity: Identity, table: str, initiator: bool) -> tuple[LinkCipher, str]:
+    hs = Handshake(identity, table, None, "initiator" if initiator else "responder", max_frame=MAX_DESK_MESSAGE)
+    async with asyncio.timeout(DESK_TIMEOUT):
+        await ws.send(hs.start())
+        while not hs.complete:
+            data = await ws.recv()
+            if not isinstance(data, bytes):
+                raise BackFailed("text frames are not part of the way back")
+            reply = hs.receive(data)
+            if reply is not None:
+                await ws.send(reply)
+    peer = hs.peer
+    assert peer is not None
+    return hs.done, peer.hex()
+
+
+async def _send(ws: Connection, cipher: LinkCipher, message: JSONObject) -> None:
+    await ws.send(cipher.seal(canonical(message)))
+
+
+async def _recv(ws: Connection, cipher: LinkCipher, timeout: float | None = None) -> JSONObject:
+    async with asyncio.timeout(timeout):
+        data = await ws.recv()
+    if not isinstance(data, bytes):
+        raise BackFailed("text frames are not part of the way back")
+    return decode(cipher.open(data), MAX_DESK_MESSAGE)
+
+
+@dataclass
+class _Asking:
+    ws: ServerConnection
+    cipher: LinkCipher
+    back: TakeBack
+    done: asyncio.Event
+
+
+class BackDesk:
+    """Where the people who left the table `runner` plays may ask for their seats back (module docstring).
+    Opened by the laptop that runs the bots in those seats, for one table."""
+
+    def __init__(self, runner: TableRunner, name: str, interface: str) -> None:
+        self.runner = runner
+        self.name = name
+        self.interface = interface
+        self._server: Server | None = None
+        self._advertiser: TableAdvertiser | None = None
+        self._asking: dict[int, _Asking] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        runner.on_continuation = self._on_continuation
+
+    @staticmethod
+    def wanted(runner: TableRunner) -> tuple[str, ...]:
+        """The fingerprints of the people who may take back a seat whose bot runs on this laptop."""
+        plan = runner.plan
+        if not isinstance(plan, Continuation):
+            return ()
+        mine = runner.identity.public.hex()
+        return tuple(
+            PublicIdentity.from_hex(key).fingerprint for seat, key in sorted(plan.left.items())
+            if plan.seats[seat].runs_on == mine
+        )  # fmt: skip
+
+    async def start(self) -> None:
+        back = self.wanted(self.runner)
+        self._server = await serve(self._serve, self.interface, 0, compression=None, max_size=MAX_DESK_MESSAGE)
+        port: int = self._server.sockets[0].getsockname()[1]
+        settings, plan = self.runner.settings, self.runner.plan
+        advert = TableAdvert(
+            settings.table, plan.game, dict(plan.options), len(plan.seats), len(plan.seats), self.name,
+            self.runner.identity.public.fingerprint, PROTOCOL_VERSION, self.interface, port, back=back,
+        )  # fmt: skip
+        self._advertiser = TableAdvertiser(advert, interface=self.interface)
+        await self._advertiser.start()
+        log.info("take-back desk for table %s on %s:%d (for %s)", settings.table, self.interface, port, back)
+
+    async def close(self, why: str = "the game ended before the seat could be taken back") -> None:
+        if self._tasks:  # the last words to a returning laptop (its continuation to start) go out first
+            await asyncio.wait(list(self._tasks), timeout=DESK_TIMEOUT)
+        for asking in list(self._asking.values()):
+            with contextlib.suppress(Exception):
+                await _send(asking.ws, asking.cipher, {"error": why})
+            asking.done.set()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._advertiser is not None:
+            await self._advertiser.stop()
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        runner = self.runner
+        try:
+            cipher, key = await _handshake(ws, runner.identity, runner.settings.table, initiator=False)
+            await _send(ws, cipher, {"plan": runner.plan.to_json()})  # which seat it left: the plan says
+            message = await _recv(ws, cipher, DESK_TIMEOUT)
+            try:
+                back = TakeBack.from_json(message.get("back"))
+            except ProtocolError as exc:
+                await _send(ws, cipher, {"error": exc.message})
+                return
+            if back.key != key:
+                await _send(ws, cipher, {"error": "a take-back is asked by the key that signs it"})
+                return
+            if back.seat in self._asking or not runner.hold_back(back):
+                why = f"seat {back.seat} is not one this key may take back at table {runner.settings.table} now"
+                await _send(ws, cipher, {"error": why})
+                return
+            asking = _Asking(ws, cipher, back, asyncio.Event())
+            self._asking[back.seat] = asking
+            log.info("%s asks for seat %d back at table %s", back.name, back.seat, runner.settings.table)
+            await _send(ws, cipher, {"held": back.seat})
+            await asking.done.wait()
+        except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
+            log.warning("take-back desk: %s", exc)
+        finally:
+            with contextlib.suppress(Exception):
+                await ws.close()
+
+    def _on_continuation(self, plan: Continuation, signed: bool) -> None:
+        for seat, asking in list(self._asking.items()):
+            if plan.seats[seat] != asking.back.info():
+                continue
+            task = asyncio.get_running_loop().create_task(self._tell(plan, signed, seat, asking))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _tell(self, plan: Continuation, signed: bool, seat: int, asking: _Asking) -> None:
+        try:
+            if signed:
+                await _send(asking.ws, asking.cipher, {"start": plan.to_json()})
+                del self._asking[seat]
+                asking.done.set()
+                return
+            await _send(asking.ws, asking.cipher, {"sign": plan.to_json()})
+            answer = await _recv(asking.ws, asking.cipher, DESK_TIMEOUT)
+            signature = answer.get("sig")
+            if isinstance(signature, str):
+                self.runner.add_signature(plan.table_id, seat, signature)  # every seat checks it (collect)
+        except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
+            log.warning("take-back desk: %s", exc)
+            asking.done.set()
+
+
+async def find_desk(interface: str, identity: Identity, timeout: float) -> TableAdvert:
+    """The take-back desk that names this laptop's key (TimeoutError if none shows up in `timeout`)."""
+    fingerprint = identity.public.fingerprint
+    async with TableBrowser(interface=interface) as browser:
+        return await browser.wait_for(lambda advert: fingerprint in advert.back, timeout)
+
+
+async def take_back(
+    advert: TableAdvert,
+    *,
+    identity: Identity,
+    name: str,
+    interface: str,
+    on_plan: Callable[[Continuation, int], None] | None = None,
+) -> Continuation:
+    """Ask the desk of `advert` for the seat this laptop's key left back (the desk's plan says which);
+    returns the continuation that gives it back, signed by every seat and checked. `on_plan`: told the
+    plan of the table playing now and the seat, once the request is held there. `BackFailed` saying why
+    otherwise."""
+    port = free_port(interface)
+    key = identity.public.hex()
+    try:
+        async with ws_connect(
+            f"ws://{advert.address}:{advert.port}/", compression=None, max_size=MAX_DESK_MESSAGE, proxy=None,
+            open_timeout=DESK_TIMEOUT,
+        ) as ws:  # fmt: skip
+            cipher, desk_key = await _handshake(ws, identity, advert.table_id, initiator=True)
+            if PublicIdentity.from_hex(desk_key).fingerprint != advert.host_fingerprint:
+                raise BackFailed("the take-back desk proved another key than its advert names: refusing it")
+            first = await _recv(ws, cipher, DESK_TIMEOUT)
+            prior = Continuation.from_json(first.get("plan"))
+            prior.verify()
+            seats = [seat for seat, left in prior.left.items() if left == key]
+            if prior.table_id != advert.table_id or not seats:
+                raise BackFailed("the desk's table left no seat to this laptop")
+            back = make_take_back(identity, advert.table_id, seats[0], name, interface, port)
+            await _send(ws, cipher, {"back": back.to_json()})
+            while True:
+                message = await _recv(ws, cipher)
+                if "error" in message:
+                    raise BackFailed(f"the seat was not given back: {shown(str(message['error']))[:200]}")
+                if "held" in message:
+                    if on_plan is not None:
+                        on_plan(prior, back.seat)
+                elif "sign" in message:
+                    new = Continuation.from_json(message["sign"])
+                    check_back(new, prior, back)
+                    await _send(ws, cipher, {"sig": new.sign(identity)})
+                elif "start" in message:
+                    new = Continuation.from_json(message["start"])
+                    check_back(new.with_signatures(()), prior, back)
+                    new.verify()
+                    return new
+                else:
+                    raise BackFailed("the take-back desk said something out of turn")
+    except ProtocolError as exc:
+        raise BackFailed(f"the way back does not hold: {exc.message}") from None
+    except (OSError, TimeoutError, WebSocketException) as exc:
+        raise BackFailed(f"cannot reach the table's take-back desk: {exc or type(exc).__name__}") from None
+
+
+async def back_to_table(
+    advert: TableAdvert,
+    *,
+    identity: Identity,
+    data_dir: Path,
+    name: str,
+    interface: str,
+    player: LocalPlayer,
+    on_event: Callable[[Event], None] | None = None,
+    on_runner: Callable[[TableRunner], None] | None = None,
+    on_plan: Callable[[Continuation, int], None] | None = None,
+) -> Outcome:
+    """This laptop's person takes back the seat they left at the table `advert`'s desk is for (P-5.7):
+    the continuation that gives it back, then its game, played from the next round like any table.
+    `BackFailed` saying why if the seat is not given back."""
+    plan = await take_back(advert, identity=identity, name=name, interface=interface, on_plan=on_plan)
+    found = unfinished_journal(data_dir)
+    if found is not None and identity.public.hex() in {s.public_key for s in found[0].seats}:
+        with contextlib.suppress(Exception):  # the table this laptop left went on: never offered again
+            Journal(found[1]).append({"t": "done"})
+    runner = TableRunner(plan, identity, data_dir, player, interface, on_event=on_event)
+    if on_runner is not None:
+        on_runner(runner)
+    return await runner.run()

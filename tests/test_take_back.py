@@ -1,0 +1,213 @@
+"""Taking a seat back (P-5.7): a person who left with a signed leave, whose seat a bot took at the table
+that went on, comes back: at a later table that goes on (the bot leaves at a round's end), that seat is
+the person's laptop again, the scores carried, signed by every seat of it. And the attacks: a laptop
+claiming a seat that is not its own, a take-back signed on a stale table, two take-backs at once, a
+forged one, a seat not every present seat saw its person leave."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+from tablenet import make_table, table_from
+
+from protocol.continuation import Continuation, Offer, TakeBack, check_back, decide, make_offer, make_take_back
+from protocol.identity import Identity
+from protocol.plan import PlanError, SeatInfo
+from protocol.table import Leave
+
+GAME, OPTIONS = "sixes", {"chips": 6}
+HOST = "127.0.0.1"
+
+
+def _leave_after_a_round(table, seat: int):  # type: ignore[no-untyped-def]
+    """Play until every session has a confirmed round more, then `seat` leaves; the others finish the table."""
+    others = [s for s in range(len(table.sessions)) if s != seat]
+    start = [len(s.rounds) for s in table.sessions]
+    for _ in range(4000):
+        if all(len(s.rounds) > start[i] for i, s in enumerate(table.sessions)):
+            break
+        assert table.step()
+    table.feed(seat, Leave(table.now))
+    for _ in range(20):
+        table.run()
+        table.wait(31)
+        if all(table.sessions[s].finished for s in others):
+            break
+    assert all(table.sessions[s].finished and not table.sessions[s].complete for s in others)
+    return table
+
+
+def _offers(table, present, bots, *, left=None, back=None, keys=None):  # type: ignore[no-untyped-def]
+    """Every present seat's signed offer, sent as JSON and checked against the plan's keys."""
+    s0 = table.sessions[present[0]]
+    prior, digest = s0.settings.table, s0.record_digest()
+    keys = keys or [s.public_key for s in _plan_seats(table)]
+    offers = {
+        seat: make_offer(prior, digest, seat, True, table.identities[seat], bots if seat == present[0] else {}, (),
+                         (left or {}).get(seat), (back or {}).get(seat))
+        for seat in present
+    }
+    return {seat: Offer.from_json(o.to_json(), keys) for seat, o in offers.items()}
+
+
+def _plan_seats(table) -> list[SeatInfo]:  # type: ignore[no-untyped-def]
+    return [SeatInfo(f"P{s}", i.public.hex(), HOST, 40000 + s) for s, i in enumerate(table.identities)]
+
+
+def _first_continuation():  # type: ignore[no-untyped-def]
+    """P2 leaves a 3-seat table after round 1; P0 and P1 go on with P0's bot in seat 2, and both saw P2
+    leave, so the continuation records P2's key as the one that may take seat 2 back."""
+    table = _leave_after_a_round(make_table(GAME, 3, OPTIONS, seed=5), 2)
+    s0 = table.sessions[0]
+    bot = Identity.from_private_bytes(random.Random(9).randbytes(32))
+    p2 = table.identities[2].public.hex()
+    offers = _offers(table, (0, 1), {2: (bot, HOST, 41000)}, left={0: {2: p2}, 1: {2: p2}})
+    plan = decide(s0.settings.table, s0.record_digest(), _plan_seats(table), (0, 1), s0.summary()["rounds"],
+                  GAME, OPTIONS, 30, offers)  # fmt: skip
+    assert plan is not None and plan.left == {2: p2}
+    identities = [table.identities[0], table.identities[1], bot]
+    signed = plan.with_signatures([plan.sign(i) for i in identities])
+    signed = Continuation.from_json(signed.to_json())
+    signed.verify()
+    return table, signed, identities
+
+
+def _bot_left(c1: Continuation, identities: list[Identity]):  # type: ignore[no-untyped-def]
+    """The continuation's table plays a round; then its bot (seat 2) leaves at the round's end."""
+    t2 = table_from(c1.settings(), identities)
+    return _leave_after_a_round(t2, 2)
+
+
+def _take_back_offers(t2, c1: Continuation, back: dict[int, dict[int, TakeBack]], bot: Identity):  # type: ignore[no-untyped-def]
+    keys = [s.public_key for s in c1.seats]
+    s0 = t2.sessions[0]
+    prior, digest = s0.settings.table, s0.record_digest()
+    offers = {
+        seat: make_offer(prior, digest, seat, True, t2.identities[seat], {2: (bot, HOST, 41001)} if seat == 0 else {},
+                         (), None, back.get(seat))
+        for seat in (0, 1)
+    }
+    return {seat: Offer.from_json(o.to_json(), keys) for seat, o in offers.items()}
+
+
+def _decide_back(t2, c1: Continuation, offers):  # type: ignore[no-untyped-def]
+    s0 = t2.sessions[0]
+    return decide(s0.settings.table, s0.record_digest(), c1.seats, (0, 1), s0.summary()["rounds"], GAME, OPTIONS,
+                  30, offers, left=c1.left)  # fmt: skip
+
+
+def test_a_person_who_left_takes_the_seat_back_at_a_later_table_with_the_scores_carried() -> None:
+    table, c1, identities = _first_continuation()
+    p2 = table.identities[2]
+    t2 = _bot_left(c1, identities)
+    t2_id = t2.sessions[0].settings.table
+    back = make_take_back(p2, t2_id, 2, "P2", HOST, 42000)
+    offers = _take_back_offers(t2, c1, {0: {2: back}}, Identity.generate())
+    c2 = _decide_back(t2, c1, offers)
+    assert c2 is not None
+    assert c2.seats[2] == SeatInfo("P2", p2.public.hex(), HOST, 42000)  # a person's seat again: no bot
+    assert c2.left == {} and c2.prior == t2_id
+    check_back(c2, c1, back)  # what the returning laptop checks before it signs
+    people = [table.identities[0], table.identities[1], p2]
+    signed = Continuation.from_json(c2.with_signatures([c2.sign(i) for i in people]).to_json())
+    signed.verify()
+    t3 = table_from(signed.settings(), people)
+    t3.run()
+    for _ in range(5):
+        t3.wait(1)
+        t3.run()
+    sessions = t3.sessions
+    assert all(s.finished and s.complete for s in sessions)
+    record = sessions[0].record_json()
+    carried = len(t2.sessions[0].summary()["rounds"])
+    assert record["rounds"][:carried] == t2.sessions[0].summary()["rounds"]  # the scores go on from them
+    assert "bots" not in record  # every seat is a person's again
+
+
+def test_a_take_back_signed_by_another_key_gives_it_no_seat() -> None:
+    """A laptop claiming a seat that is not its own (its key did not leave that seat): a bot fills it."""
+    table, c1, identities = _first_continuation()
+    t2 = _bot_left(c1, identities)
+    t2_id = t2.sessions[0].settings.table
+    intruder = Identity.generate()
+    claim = make_take_back(intruder, t2_id, 2, "Eve", HOST, 42000)
+    p1_claims = make_take_back(table.identities[1], t2_id, 2, "P1", HOST, 42001)  # a present seat's key
+    c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, {0: {2: claim}, 1: {2: p1_claims}}, Identity.generate()))
+    assert c2 is not None
+    assert c2.seats[2].public_key not in (intruder.public.hex(), table.identities[1].public.hex())
+    assert c2.seats[2].runs_on == table.identities[0].public.hex()  # a bot again, P0's
+    assert c2.left == {2: table.identities[2].public.hex()}  # the seat still waits for its person
+
+
+def test_a_take_back_signed_on_a_stale_table_is_not_taken() -> None:
+    """Signed on the table before (where the bot was already playing): not the table the seats go on from."""
+    table, c1, identities = _first_continuation()
+    t2 = _bot_left(c1, identities)
+    stale = make_take_back(table.identities[2], c1.prior, 2, "P2", HOST, 42000)
+    c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, {0: {2: stale}}, Identity.generate()))
+    assert c2 is not None and c2.seats[2].public_key != table.identities[2].public.hex()
+    with pytest.raises(PlanError, match="not the one this key left"):
+        check_back(replace(c2, seats=(*c2.seats[:2], stale.info()), left={}), c1, stale)
+
+
+def test_two_take_backs_at_once_give_every_seat_the_same_continuation() -> None:
+    """The same person asks twice (two laptops, two mesh addresses), each reaching another seat: every seat
+    decides the same continuation (the first that holds, in seat order), so all sign one plan."""
+    table, c1, identities = _first_continuation()
+    t2 = _bot_left(c1, identities)
+    t2_id = t2.sessions[0].settings.table
+    p2 = table.identities[2]
+    first, second = (make_take_back(p2, t2_id, 2, "P2", HOST, port) for port in (42000, 42001))
+    bot = Identity.generate()
+    offers = _take_back_offers(t2, c1, {0: {2: second}, 1: {2: first}}, bot)
+    plans = [_decide_back(t2, c1, dict(order)) for order in (offers.items(), reversed(offers.items()))]
+    assert plans[0] is not None and plans[1] is not None and plans[0].table_id == plans[1].table_id
+    c2 = plans[0]
+    assert c2.seats[2] == second.info()  # the one seat 0's offer holds
+    with pytest.raises(PlanError, match="does not give the seat back as asked"):
+        check_back(c2, c1, first)  # the laptop that sent the other one does not sign it
+
+
+def test_a_forged_take_back_is_refused_with_the_offer_that_carries_it() -> None:
+    table, c1, identities = _first_continuation()
+    t2 = _bot_left(c1, identities)
+    back = make_take_back(table.identities[2], t2.sessions[0].settings.table, 2, "P2", HOST, 42000)
+    forged = replace(back, port=42999)  # moved to another mesh address after it was signed
+    with pytest.raises(PlanError, match="the key it names did not sign"):
+        TakeBack.from_json(forged.to_json())
+    offer = make_offer(t2.sessions[0].settings.table, t2.sessions[0].record_digest(), 0, True, t2.identities[0], {},
+                       (), None, {2: forged})  # fmt: skip
+    with pytest.raises(PlanError, match="did not sign"):
+        Offer.from_json(offer.to_json(), [s.public_key for s in c1.seats])
+
+
+def test_a_seat_not_every_present_seat_saw_its_person_leave_cannot_be_taken_back() -> None:
+    table = _leave_after_a_round(make_table(GAME, 3, OPTIONS, seed=5), 2)
+    s0 = table.sessions[0]
+    p2 = table.identities[2].public.hex()
+    bot = Identity.generate()
+    offers = _offers(table, (0, 1), {2: (bot, HOST, 41000)}, left={0: {2: p2}})  # seat 1 does not say so
+    plan = decide(s0.settings.table, s0.record_digest(), _plan_seats(table), (0, 1), s0.summary()["rounds"],
+                  GAME, OPTIONS, 30, offers)  # fmt: skip
+    assert plan is not None and plan.left == {}
+
+
+def test_a_continuation_that_names_a_persons_seat_as_left_is_refused() -> None:
+    _, c1, _ = _first_continuation()
+    wrong = replace(c1, left={0: Identity.generate().public.hex()}, signatures=())
+    with pytest.raises(PlanError, match="held by a bot"):
+        wrong.check()
+
+
+def test_the_returning_laptop_refuses_a_continuation_that_changes_the_options() -> None:
+    table, c1, identities = _first_continuation()
+    t2 = _bot_left(c1, identities)
+    back = make_take_back(table.identities[2], t2.sessions[0].settings.table, 2, "P2", HOST, 42000)
+    c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, {0: {2: back}}, Identity.generate()))
+    assert c2 is not None
+    with pytest.raises(PlanError):
+        check_back(replace(c2, options={"chips": 7}), c1, back)
+    with pytest.raises(PlanError, match="seat 2"):
+        check_back(c2, replace(c1, signatures=(*c1.signatures[:2], c1.signatures[0])), back)

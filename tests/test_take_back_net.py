@@ -1,0 +1,104 @@
+"""Taking a seat back over the network (P-5.7, `lanplay.table.takeback`), three laptops in one process on
+127.0.0.1: Bob leaves after round 1 (a signed leave), Ann and Cor go on with a bot in his seat run by
+the lowest laptop left, whose take-back desk names Bob's key by mDNS; Bob's laptop finds it and asks for
+his seat back; the bot leaves at the end of a round, the seats go on with Bob back, scores carried, and
+every laptop ends the game with the same complete record."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lanplay.net.lobby import LobbyHost
+from lanplay.table.runner import BotPlayer, Outcome, TableRunner
+from lanplay.table.tables import host_table, join_table, play_on
+from lanplay.table.takeback import back_to_table, find_desk
+from protocol.continuation import Continuation
+from protocol.identity import Identity
+from protocol.table import Event, RoundConfirmed
+
+LOOPBACK = "127.0.0.1"
+GAME = "sixth-sense"  # six rounds at three seats (S-2.2): room for a leave, a bot's round and the way back
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANPLAY_HOME", str(tmp_path / "home"))
+
+
+class Laptop:
+    def __init__(self, base: Path, name: str) -> None:
+        self.name = name
+        self.identity = Identity.generate()
+        self.data_dir = base / name
+        self.runners: list[TableRunner] = []
+        self.player = BotPlayer(GAME, "heuristic")
+
+    def on_runner(self, runner: TableRunner) -> None:
+        runner.may_go_on = True
+        self.runners.append(runner)
+
+    async def go_on(self, outcome: Outcome) -> Outcome:
+        if self.runners:
+            outcome = await play_on(self.runners[-1], outcome, interface=LOOPBACK, player=self.player,
+                                    on_runner=self.on_runner)  # fmt: skip
+        return outcome
+
+
+def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_same_record(tmp_path: Path) -> None:
+    ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
+    lobby: list[LobbyHost] = []
+    plans: list[tuple[Continuation, int]] = []
+
+    def bob_leaves_after_a_round(event: Event) -> None:
+        if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
+            asyncio.get_running_loop().create_task(bob.runners[0].leave())
+
+    async def host() -> Outcome:
+        outcome = await host_table(
+            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
+            interface=LOOPBACK, player=ann.player, reconnect_timeout=30, on_runner=ann.on_runner, bot_kind="easy",
+            on_lobby=lambda found, port: lobby.append(found),
+        )  # fmt: skip
+        return await ann.go_on(outcome)
+
+    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
+        while not lobby:
+            await asyncio.sleep(0.05)
+        outcome = await join_table(
+            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
+            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
+        )  # fmt: skip
+        return await laptop.go_on(outcome)
+
+    async def bob_comes_back() -> Outcome:
+        left = await guest(bob, bob_leaves_after_a_round)
+        assert left.left
+        advert = await find_desk(LOOPBACK, bob.identity, 60)
+        outcome = await back_to_table(
+            advert, identity=bob.identity, data_dir=bob.data_dir, name="Bob", interface=LOOPBACK, player=bob.player,
+            on_runner=bob.on_runner, on_plan=lambda plan, seat: plans.append((plan, seat)),
+        )  # fmt: skip
+        return await bob.go_on(outcome)
+
+    async def scenario() -> list[Outcome]:
+        return list(await asyncio.wait_for(asyncio.gather(host(), guest(cor), bob_comes_back()), 240))
+
+    outcomes = asyncio.run(scenario())
+    assert all(o.complete and o.finished for o in outcomes), outcomes
+    last = [laptop.runners[-1] for laptop in (ann, cor, bob)]
+    assert len({r.settings.table for r in last}) == 1  # one table at the end, Bob at it
+    final = last[0].plan
+    (held, held_seat), *_ = plans
+    assert isinstance(final, Continuation) and final.left == {}
+    assert final.level == "easy" and held.level == "easy"  # the table's bot level, carried (issue 32)
+    seat = final.seats.index(next(s for s in final.seats if s.public_key == bob.identity.public.hex()))
+    assert final.seats[seat].runs_on is None  # his own seat again, no bot
+    assert held_seat == seat and held.left == {seat: bob.identity.public.hex()}  # the table that left it to him
+    records = {r.session.record_digest() for r in last if r.session is not None}
+    assert len(records) == 1
+    carried = len(final.rounds)
+    assert carried >= 2  # round 1 before Bob left, a round with the bot: the scores went on from them
