@@ -149,13 +149,6 @@ def test_a_seat_that_crashes_after_signing_the_continuation_finds_it_again(tmp_p
     assert found is not None and found[0].table_id == plan.table_id, found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.6/P-5.7: a laptop signs the continuation with the key of a bot it will run in an empty seat and "
-    "sends that signature, but only its own seat's journal is begun once every signature is in; the bot's key "
-    "is saved, and its journal begun, after go_on returns: a laptop that dies then resumes its own seat of a "
-    "table whose bot seat nobody can ever play (its key is gone), while the others play it and wait there",
-)
 def test_every_seat_a_laptop_signed_the_continuation_for_is_on_its_disk_once_every_signature_is_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

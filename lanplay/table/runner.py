@@ -32,7 +32,16 @@ from typing import Any, Protocol
 
 from engine.api import IllegalMove, RuleError
 from engine.record import GameRecord
-from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path, record_label, save_record
+from lanplay.base.store import (
+    BOTS_DIR,
+    Journal,
+    ResumeFailed,
+    StoreError,
+    journal_path,
+    record_label,
+    save_identity,
+    save_record,
+)
 from lanplay.base.text import shown
 from lanplay.games import make_bot
 from lanplay.net.lobby import LobbyError, TablePlan
@@ -651,8 +660,15 @@ class TableRunner:
                 log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
                 return None
             # P-5.6: the table this seat signed is on disk before anything else happens, so a laptop that
-            # dies now finds it to resume (the others play it and wait for this seat there).
+            # dies now finds it to resume (the others play it and wait for this seat there); so is every bot
+            # seat it signed for, with the bot's key beside its journal (what a resume looks for).
             begin_journal(signed, self.identity, self.data_dir)
+            for info in signed.seats:
+                bot = mine.get(info.public_key)
+                if bot is not None and bot is not self.identity and info.runs_on == self.identity.public.hex():
+                    bot_dir = self.data_dir / BOTS_DIR / bot.public.fingerprint
+                    save_identity(bot_dir, bot)
+                    begin_journal(signed, bot, bot_dir)
             # Passed on whole, so a seat that one signer left out (or whose slots another seat filled with
             # junk) still holds every signature (P-6.2).
             with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone

@@ -433,8 +433,8 @@ async def play_on(
                 identities[bot.identity.public.hex()] = (bot.identity, bot.data_dir)
             for identity, _, _ in bots.values():
                 if identity.public.hex() in keys:
+                    # `go_on` kept its key beside its begun journal (a crash loses no game) once it was signed
                     bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
-                    save_identity(bot_dir, identity)  # kept beside its journal, so a crash loses no game
                     identities[identity.public.hex()] = (identity, bot_dir)
             runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
             runner.may_go_on = True
