@@ -155,7 +155,7 @@ class SignedMessage:
                  wire: bytes) -> SignedMessage:  # fmt: skip
         # Built from parts already checked and already canonical (a received message whose bytes are
         # its canonical form, or one just signed here): the copies and walks of __post_init__ would
-        # only redo that work, and receiving is where a table spends its time (P-6.6 bounds aside).
+        # only redo that work, and receiving messages is where a table spends most of its time.
         msg: SignedMessage = object.__new__(cls)
         for name, value in zip(FIELDS, (*fields, body, sig), strict=True):
             object.__setattr__(msg, name, value)
