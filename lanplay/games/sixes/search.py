@@ -36,17 +36,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.sixes import DECK, SIXES, Card, Play, SixesRound, SixesState, on_table, opened_by
+from engine.sixes import DECK, SIXES, Card, SixesRound, SixesState, on_table, opened_by
 from lanplay.bots.expert import deal_hidden
 from lanplay.games.sixes.bot import SixesBot, move_score
 
 SLIP = 0.02  # probability that a heuristic-like seat's choice is not the heuristic's (the inference's softness)
 TYPE_PRIOR = 0.8  # prior probability that another seat plays like the heuristic (else: any legal card)
-BURN_IN = 100  # chain steps before the first world of a decision
-STEPS = 4  # chain steps between two worlds
-OWN_TREE = False  # the searching seat's later choices by a tree over its information sets (docs/BOTS.md)
-TREE_WARM = 4  # visits of a node before its other cards are tried (until then: the heuristic's card)
-TREE_C = 3.0  # UCB exploration, in chips
+BURN_IN = 200  # chain steps before the first world of a decision
+STEPS = 16  # chain steps between two worlds (fewer, more nearly independent worlds: docs/BOTS.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +164,6 @@ class SixesSearcher:
         # the same seed and view give the same worlds.
         self._chain: _Chain | None = None
         self._chain_of: tuple[Any, random.Random] | None = None
-        # The tree over this seat's own later choices (OWN_TREE): a node is what the seat knows at
-        # a later turn of a playout, its own plays since the decision (the hand follows from them)
-        # and the cards it may play then; its arms' visits and total chips.
-        self._seat = -1
-        self._base_len = 0
-        self._tree: dict[tuple[tuple[Card, ...], tuple[Card, ...]], dict[Card, list[float]]] = {}
-        self._visits: list[tuple[dict[Card, list[float]], Card]] = []
 
     def budget_share(self, moves: tuple[Any, ...]) -> float:
         return 1.0
@@ -183,10 +173,6 @@ class SixesSearcher:
 
     def prior(self, view: Any, seat: int, rng: random.Random) -> Any:
         self._base_chips = view.chips  # every world of this decision starts with them
-        self._seat = seat
-        self._base_len = len(view.round.history) if view.round is not None else 0
-        self._tree = {}
-        self._visits = []
         self.heuristic.rng = rng
         return self.heuristic.choose(SIXES, view, seat)
 
@@ -233,35 +219,7 @@ class SixesSearcher:
         if seat in self._random_seats:
             return rng.choice(SIXES.legal_moves(state, seat))
         self.heuristic.rng = rng  # the heuristic reads only its own hand and the table
-        if OWN_TREE and seat == self._seat:
-            return self._own_choice(state, seat)
         return self.heuristic.choose(SIXES, state, seat)
-
-    def _own_choice(self, state: SixesState, seat: int) -> Any:
-        """The searching seat's later choice in a playout: by the tree's statistics at the node of
-        what the seat knows then (never the world's hidden cards), the heuristic's card first."""
-        moves = [m for m in SIXES.legal_moves(state, seat) if isinstance(m, Play)]
-        fallback = self.heuristic.choose(SIXES, state, seat)
-        if len(moves) < 2:
-            return fallback
-        r = state.round
-        assert r is not None
-        path = tuple(card for mover, card in r.history[self._base_len :] if mover == seat and card is not None)
-        key = (path, tuple(m.card for m in moves))
-        node = self._tree.get(key)
-        if node is None:
-            node = self._tree[key] = {m.card: [0.0, 0.0] for m in moves}
-        total = sum(arm[0] for arm in node.values())
-        pick = fallback.card
-        if total >= TREE_WARM:
-            log_total = math.log(total)
-            best = -math.inf
-            for card, (visits, chips) in node.items():
-                score = math.inf if not visits else chips / visits + TREE_C * math.sqrt(log_total / visits)
-                if score > best:
-                    best, pick = score, card
-        self._visits.append((node, pick))
-        return next(m for m in moves if m.card == pick)
 
     def finished(self, state: Any) -> bool:
         r = state.round
@@ -270,10 +228,4 @@ class SixesSearcher:
     def utility(self, state: Any, seat: int) -> float:
         r = state.round
         assert r is not None
-        value = float(state.chips[seat] - self._base_chips[seat])  # X-2.4, X-2.5: the pot won, the passes paid
-        for arm_of, card in self._visits:
-            arm = arm_of[card]
-            arm[0] += 1.0
-            arm[1] += value
-        self._visits.clear()
-        return value
+        return float(state.chips[seat] - self._base_chips[seat])  # X-2.4, X-2.5: the pot won, the passes paid
