@@ -42,8 +42,8 @@ from lanplay.games.sixes.bot import SixesBot, move_score
 
 SLIP = 0.02  # probability that a heuristic-like seat's choice is not the heuristic's (the inference's softness)
 TYPE_PRIOR = 0.8  # prior probability that another seat plays like the heuristic (else: any legal card)
-BURN_IN = 100  # chain steps before the first world of a decision
-STEPS = 4  # chain steps between two worlds
+BURN_IN = 200  # chain steps before the first world of a decision
+STEPS = 16  # chain steps between two worlds (fewer, more nearly independent worlds: docs/BOTS.md)
 
 
 @dataclass(frozen=True, slots=True)
