@@ -1,11 +1,14 @@
 """Taking a seat back over the network (P-5.7, `lanplay.table.takeback`) with faults at the same time: the
 way back runs through one link, the returning laptop's to the take-back desk of the laptop that runs the
 bot. Whatever that link does, the returning laptop and the seats that go on must agree on whether it sits
-at the next table (P-6.2), and a table that waits for it must be one it can find (P-5.6, P-6.4)."""
+at the next table (P-6.2), a table that waits for it must be one it can find (P-5.6), and a person who
+asks again after a blip gets the seat back, or the seats go on without it (P-5.7, P-6.4)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from protocol.table import Event, RoundConfirmed
 
 LOOPBACK = "127.0.0.1"
 GAME = "sixth-sense"  # six rounds at three seats (S-2.2): room for a leave, a bot's round and the way back
+PATIENCE = 5  # seconds (the table's patience, P-5.5): the go-on exchange waits this long for a signature
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +51,91 @@ class Laptop:
                                     on_runner=self.on_runner)  # fmt: skip
         return outcome
 
+    def seated(self, key: str) -> Continuation | None:
+        """The first continuation this laptop played with `key` in a person's seat."""
+        for runner in self.runners:
+            plan = runner.plan
+            if isinstance(plan, Continuation) and any(s.public_key == key and s.runs_on is None for s in plan.seats):
+                return plan
+        return None
+
+
+@dataclass
+class Scene:
+    played: Continuation | None  # the table Ann or Cor played with Bob back in his seat
+    failed: list[str] = field(default_factory=list)  # what Bob's laptop said each time the way back failed
+    found: Any = None  # the unfinished table on Bob's disk at the end (`unfinished_journal`)
+    ended: list[bool] = field(default_factory=list)  # Ann's and Cor's games over (their tasks done)
+    complete: list[bool] = field(default_factory=list)  # of those over: the game played to its end
+
+
+def _back_scene(tmp_path: Path, asks: int, done: Callable[[Scene], bool]) -> Scene:
+    """Ann hosts 3 seats; Bob leaves after round 1; Ann and Cor go on with a bot in his seat; Bob's laptop
+    finds the desk naming its key and asks for the seat back, up to `asks` times while it says it failed.
+    Runs until `done` (or 120 s), then stops every laptop."""
+    ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
+    lobby: list[LobbyHost] = []
+    scene = Scene(None)
+    key = bob.identity.public.hex()
+
+    def bob_leaves_after_a_round(event: Event) -> None:
+        if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
+            asyncio.get_running_loop().create_task(bob.runners[0].leave())
+
+    async def host() -> Outcome:
+        outcome = await host_table(
+            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
+            interface=LOOPBACK, player=ann.player, reconnect_timeout=PATIENCE, on_runner=ann.on_runner,
+            on_lobby=lambda found, port: lobby.append(found),
+        )  # fmt: skip
+        return await ann.go_on(outcome)
+
+    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
+        while not lobby:
+            await asyncio.sleep(0.05)
+        outcome = await join_table(
+            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
+            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
+            reconnect_timeout=PATIENCE,
+        )  # fmt: skip
+        return await laptop.go_on(outcome)
+
+    async def bob_comes_back() -> None:
+        left = await guest(bob, bob_leaves_after_a_round)
+        assert left.left
+        for _ in range(asks):
+            advert = await find_desk(LOOPBACK, bob.identity, 60)
+            try:
+                await back_to_table(
+                    advert, identity=bob.identity, data_dir=bob.data_dir, name="Bob", interface=LOOPBACK,
+                    player=bob.player, on_runner=bob.on_runner,
+                )  # fmt: skip
+                return
+            except LobbyError as exc:  # BackFailed: what the screen says
+                scene.failed.append(str(exc))
+
+    async def run() -> Scene:
+        tasks = [asyncio.ensure_future(t) for t in (host(), guest(cor), bob_comes_back())]
+        try:
+            for _ in range(1200):
+                scene.played = ann.seated(key) or cor.seated(key)
+                scene.found = unfinished_journal(bob.data_dir)
+                scene.ended = [tasks[0].done(), tasks[1].done()]
+                scene.complete = [
+                    t.done() and not t.cancelled() and isinstance(t.result(), Outcome) and t.result().complete
+                    for t in tasks[:2]
+                ]  # fmt: skip
+                if done(scene):
+                    break
+                await asyncio.sleep(0.1)
+            return scene
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    return asyncio.run(run())
+
 
 @pytest.mark.xfail(
     strict=True,
@@ -58,13 +147,9 @@ class Laptop:
 def test_a_link_to_the_desk_that_drops_once_the_returning_laptop_signed_leaves_no_seat_waited_for_in_vain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Bob leaves after round 1; Ann and Cor go on with a bot in his seat; Bob asks its laptop's desk for the
-    seat back and signs the continuation that gives it back. The desk's link to Bob's laptop drops the moment
-    his signature is in (a Wi-Fi blip). If the seats play that continuation with Bob in it, Bob's laptop
-    must hold it (to resume: its journal); else nobody plays it."""
-    ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
-    lobby: list[LobbyHost] = []
-    failed: list[str] = []
+    """Bob asks for his seat back and signs the continuation that gives it back; the desk's link to his
+    laptop drops the moment his signature is in (a Wi-Fi blip). If the seats play that continuation with
+    Bob in it, Bob's laptop must hold it (its journal, to play or resume it); else nobody plays it."""
     honest_recv = takeback._recv
 
     async def recv(ws: Any, cipher: Any, timeout: float | None = None) -> Any:
@@ -75,66 +160,46 @@ def test_a_link_to_the_desk_that_drops_once_the_returning_laptop_signed_leaves_n
 
     monkeypatch.setattr(takeback, "_recv", recv)
 
-    def bob_leaves_after_a_round(event: Event) -> None:
-        if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
-            asyncio.get_running_loop().create_task(bob.runners[0].leave())
+    def done(scene: Scene) -> bool:
+        return (scene.played is not None and bool(scene.failed or scene.found)) or all(scene.ended)
 
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=30, on_runner=ann.on_runner,
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
-
-    async def bob_comes_back() -> None:
-        left = await guest(bob, bob_leaves_after_a_round)
-        assert left.left
-        advert = await find_desk(LOOPBACK, bob.identity, 60)
-        try:
-            await back_to_table(
-                advert, identity=bob.identity, data_dir=bob.data_dir, name="Bob", interface=LOOPBACK,
-                player=bob.player, on_runner=bob.on_runner,
-            )  # fmt: skip
-        except LobbyError as exc:  # BackFailed: what the screen says
-            failed.append(str(exc))
-
-    def with_bob(laptop: Laptop) -> Continuation | None:
-        key = bob.identity.public.hex()
-        for runner in laptop.runners:
-            plan = runner.plan
-            if isinstance(plan, Continuation) and any(s.public_key == key and s.runs_on is None for s in plan.seats):
-                return plan
-        return None
-
-    async def scenario() -> tuple[Continuation | None, list[str], Any]:
-        tasks = [asyncio.ensure_future(t) for t in (host(), guest(cor), bob_comes_back())]
-        try:
-            for _ in range(1200):  # 120 s at most
-                if failed or tasks[2].done() or (with_bob(ann) and with_bob(cor)):
-                    break
-                await asyncio.sleep(0.1)
-            for _ in range(50):  # the seats that hold every signature start the table that gives Bob back
-                if with_bob(ann) and with_bob(cor) and (failed or unfinished_journal(bob.data_dir)):
-                    break
-                await asyncio.sleep(0.1)
-            return with_bob(ann) or with_bob(cor), failed, unfinished_journal(bob.data_dir)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    played, failed_lines, found = asyncio.run(scenario())
-    if played is None:
+    scene = _back_scene(tmp_path, 1, done)
+    if scene.played is None:
         return  # nobody plays a table with Bob in it: the seats and Bob agree
     # The seats play Bob's seat back: his laptop must not say it failed, and must hold that table to play it.
-    assert not failed_lines and found is not None and found[0].table_id == played.table_id, (failed_lines, found)
+    found = scene.found
+    assert not scene.failed and found is not None and found[0].table_id == scene.played.table_id, (scene, found)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-5.7/P-6.4: a take-back held at the desk stays held (TableRunner.take_backs, BackDesk._asking) after "
+    "its link drops, so the person's second request is refused ('not one this key may take back now'); the bot "
+    "leaves all the same, the seats decide the continuation with the first request, ask its dead link to sign, "
+    "and after a patience the game ends at every seat: one blip ends the game for the seats that wanted to go on",
+)
+def test_a_person_whose_link_to_the_desk_blips_after_the_request_is_held_asks_again_and_the_game_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's request is held at the desk; then his laptop's link to it drops (a blip), and his laptop asks
+    again. Ann and Cor, who want to go on, must play on: with Bob back in his seat (his laptop at that table),
+    or with the bot, a desk still open for him. The game must not end for them because of his blip."""
+    honest_recv = takeback._recv
+    blips: list[bool] = []
+
+    async def recv(ws: Any, cipher: Any, timeout: float | None = None) -> Any:
+        message = await honest_recv(ws, cipher, timeout)
+        if "held" in message and not blips:  # only the returning laptop is told its request is held
+            blips.append(True)
+            ws.transport.abort()
+        return message
+
+    monkeypatch.setattr(takeback, "_recv", recv)
+
+    def done(scene: Scene) -> bool:
+        return (scene.played is not None and scene.found is not None) or all(scene.ended)
+
+    scene = _back_scene(tmp_path, 3, done)
+    assert blips, "the request was never held: nothing to test"
+    back = scene.played is not None and scene.found is not None and scene.found[0].table_id == scene.played.table_id
+    assert back or not all(scene.ended) or all(scene.complete), scene
