@@ -12,9 +12,18 @@ from dataclasses import replace
 import pytest
 from tablenet import make_table, table_from
 
-from protocol.continuation import Continuation, Offer, TakeBack, check_back, decide, make_offer, make_take_back
+from protocol.continuation import (
+    Continuation,
+    Offer,
+    TakeBack,
+    check_back,
+    decide,
+    end_digest,
+    make_offer,
+    make_take_back,
+)
 from protocol.identity import Identity
-from protocol.plan import PlanError, SeatInfo
+from protocol.plan import PlanError, SeatInfo, bot_vouch
 from protocol.table import Leave
 
 GAME, OPTIONS = "sixes", {"chips": 6}
@@ -211,3 +220,35 @@ def test_the_returning_laptop_refuses_a_continuation_that_changes_the_options() 
         check_back(replace(c2, options={"chips": 7}), c1, back)
     with pytest.raises(PlanError, match="seat 2"):
         check_back(c2, replace(c1, signatures=(*c1.signatures[:2], c1.signatures[0])), back)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.2/P-5.7: check_back ties the continuation to the table it goes on from only by that table's id, "
+    "the seat given back and the seat count: its other seats may be any keys (a stranger's, a bot of one seat's "
+    "laptop in an honest seat's place) and its carried rounds any that replay, so a desk that lies seats the "
+    "returning person at a table no other seat of that table signed, with scores nobody played (take_back plays it)",
+)
+@pytest.mark.parametrize("liar", ["stranger", "bot host"])
+def test_the_returning_laptop_refuses_a_continuation_the_seats_of_its_table_did_not_make(liar: str) -> None:
+    """The desk the returning laptop asks (found by mDNS, pinned only to the key its own advert names) builds
+    the continuation it asks P2 to sign: a stranger who got the table's plan from the real desk (it hands the
+    plan to any key) and seats itself and a bot of its own under the names P0 and P1; or P0's laptop, which
+    runs the bot, putting a new bot of its own in honest P1's seat. Both carry no rounds (the scores reset).
+    Every seat of it signs it, P2 too if its laptop accepts it: it must refuse."""
+    table, c1, _ = _first_continuation()
+    p2 = table.identities[2]
+    back = make_take_back(p2, c1.table_id, 2, "P2", HOST, 42000)
+    laptop = Identity.generate() if liar == "stranger" else table.identities[0]
+    bot = Identity.generate()
+    vouch = bot_vouch(laptop, c1.table_id, bot.public.hex())
+    seats = (
+        SeatInfo("P0", laptop.public.hex(), HOST, 43000),
+        SeatInfo("P1", bot.public.hex(), HOST, 43001, laptop.public.hex(), vouch),
+        back.info(),
+    )
+    lie = Continuation(c1.table_id, end_digest(c1.table_id, []), c1.game, c1.options, seats, (), (), c1.rules,
+                       c1.patience, {}, c1.level)  # fmt: skip
+    lie.with_signatures([lie.sign(laptop), lie.sign(bot), lie.sign(p2)]).verify()  # signed by every seat of it
+    with pytest.raises(PlanError):
+        check_back(lie, c1, back)  # what the returning laptop checks before it signs, and again before it plays
