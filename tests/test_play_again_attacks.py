@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from lanplay.net.discovery import TableAdvert, TableAdvertiser
-from lanplay.net.lobby import LobbyHost, SeatInfo, join_lobby
+from lanplay.net.lobby import LobbyError, LobbyHost, SeatInfo, join_lobby
 from lanplay.table.again import play_again
 from lanplay.table.runner import BotPlayer, Outcome
 from protocol.identity import Identity
-from protocol.plan import TablePlan
+from protocol.plan import TablePlan, bot_vouch
 from protocol.table import PROTOCOL_VERSION
 
 LOOPBACK = "127.0.0.1"
@@ -105,3 +105,40 @@ def test_an_advert_nobody_can_join_never_keeps_the_players_from_playing_again(tm
     outcomes, opened = asyncio.run(scenario())
     assert max(opened.values(), default=0) <= MAX_LOBBIES, opened  # P-6.6
     assert all(isinstance(o, Outcome) and o.complete for o in outcomes), outcomes  # P-6.4
+
+
+@pytest.mark.parametrize("vouch", ["none", "junk", "another bot's"])
+def test_a_stranger_saying_it_is_a_players_bot_gets_no_seat_at_a_play_again_table(vouch: str) -> None:
+    """A play-again lobby seats only the finished table's laptops and the bots they vouch for (`only`). A
+    stranger names the host's laptop as the one running it, with no vouch, a junk one, or the vouch the host
+    signed for one of its real bots: refused, while the host's real bot sits (P-6.7)."""
+
+    async def scenario() -> None:
+        host, stranger, bot = Identity.generate(), Identity.generate(), Identity.generate()
+        lobby = LobbyHost(
+            host, GAME, OPTIONS, 3, SeatInfo("Ann", host.public.hex(), LOOPBACK, 5000),
+            only=frozenset({host.public.hex(), Identity.generate().public.hex()}),
+        )  # fmt: skip
+        port = await lobby.start(LOOPBACK)
+        runs_on = host.public.hex()
+        real = bot_vouch(host, lobby.lobby_id, bot.public.hex())
+        claim = {"none": None, "junk": "00" * 64, "another bot's": real}[vouch]
+        try:
+            with pytest.raises(LobbyError, match=r"did not say so|no seat at this table"):
+                await join_lobby(stranger, lobby.lobby_id, LOOPBACK, port, "Ann's bot 2", (LOOPBACK, 5001),
+                                 runs_on=runs_on, vouch=claim)  # fmt: skip
+            joined = asyncio.ensure_future(
+                join_lobby(bot, lobby.lobby_id, LOOPBACK, port, "Ann's bot 1", (LOOPBACK, 5002), runs_on=runs_on,
+                           vouch=real)
+            )  # fmt: skip
+            for _ in range(100):
+                if len(lobby.taken) == 2:
+                    break
+                await asyncio.sleep(0.05)
+            assert [s.public_key for s in lobby.taken] == [host.public.hex(), bot.public.hex()]
+            joined.cancel()
+            await asyncio.gather(joined, return_exceptions=True)
+        finally:
+            await lobby.close()
+
+    asyncio.run(scenario())
