@@ -24,7 +24,7 @@ from protocol.continuation import (
 )
 from protocol.identity import Identity
 from protocol.plan import PlanError, SeatInfo, bot_vouch
-from protocol.table import Leave
+from protocol.table import Leave, LinkChanged
 
 GAME, OPTIONS = "sixes", {"chips": 6}
 HOST = "127.0.0.1"
@@ -252,3 +252,42 @@ def test_the_returning_laptop_refuses_a_continuation_the_seats_of_its_table_did_
     lie.with_signatures([lie.sign(laptop), lie.sign(bot), lie.sign(p2)]).verify()  # signed by every seat of it
     with pytest.raises(PlanError):
         check_back(lie, c1, back)  # what the returning laptop checks before it signs, and again before it plays
+
+
+def test_a_seat_whose_person_was_stopped_not_left_is_never_given_to_its_take_back() -> None:
+    """Seat 2's laptop goes silent after round 1 (a closed lid): the others stop the round for it, and the
+    table ends with seat 2 not present, yet it never left with a signed leave. Every present seat names only
+    the seats it saw leave (`TableRunner.left_here`: none here), so the continuation records nobody who may
+    come back; a take-back seat 2's key signs later on the next table does not hold, and a bot keeps the seat."""
+    table = make_table(GAME, 3, OPTIONS, seed=5)
+    for _ in range(4000):
+        if all(s.rounds for s in table.sessions):
+            break
+        assert table.step()
+    table.silent.add(2)
+    for seat in (0, 1):
+        table.feed(seat, LinkChanged(2, False, table.now))  # its link is down: its move is waited out (P-5.5)
+    for _ in range(20):
+        table.run()
+        table.wait(31)
+        if all(table.sessions[s].finished for s in (0, 1)):
+            break
+    s0 = table.sessions[0]
+    assert s0.finished and not s0.complete and s0.present() == (0, 1) and 2 not in s0.left
+    stopped = {(stop.get("seat"), stop.get("owed")) for stop in s0.stops}
+    assert (2, "move") in stopped and (2, "secrets") in stopped
+    seen_left = {
+        seat: {o: table.identities[o].public.hex() for o in session.left if o in session.ledger.secrets}
+        for seat, session in enumerate(table.sessions[:2])
+    }
+    assert seen_left == {0: {}, 1: {}}
+    bot = Identity.generate()
+    offers = _offers(table, (0, 1), {2: (bot, HOST, 41000)}, left=seen_left)
+    c1 = decide(s0.settings.table, s0.record_digest(), _plan_seats(table), (0, 1), s0.summary()["rounds"], GAME,
+                OPTIONS, 30, offers)  # fmt: skip
+    assert c1 is not None and c1.left == {} and c1.seats[2].public_key == bot.public.hex()
+    t2 = _bot_left(c1.with_signatures([c1.sign(i) for i in (table.identities[0], table.identities[1], bot)]),
+                   [table.identities[0], table.identities[1], bot])  # fmt: skip
+    back = make_take_back(table.identities[2], t2.sessions[0].settings.table, 2, "P2", HOST, 42000)
+    c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, {0: {2: back}, 1: {2: back}}, Identity.generate()))
+    assert c2 is not None and c2.seats[2].public_key != table.identities[2].public.hex() and c2.left == {}
