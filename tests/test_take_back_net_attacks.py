@@ -2,7 +2,8 @@
 way back runs through one link, the returning laptop's to the take-back desk of the laptop that runs the
 bot. Whatever that link does, the returning laptop and the seats that go on must agree on whether it sits
 at the next table (P-6.2), a table that waits for it must be one it can find (P-5.6), and a person who
-asks again after a blip gets the seat back, or the seats go on without it (P-5.7, P-6.4)."""
+asks again after a blip gets the seat back, or the seats go on without it (P-5.7, P-6.4). And a desk that
+lies: a stranger's, for a table the asking laptop never sat at (P-5.7, P-6.7)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.server import serve
 
 import lanplay.table.takeback as takeback
+from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyError, LobbyHost
 from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
 from lanplay.table.tables import host_table, join_table, play_on, resume_table
-from lanplay.table.takeback import back_to_table, find_desk
-from protocol.continuation import Continuation
+from lanplay.table.takeback import BackFailed, back_to_table, find_desk, take_back
+from protocol.continuation import Continuation, TakeBack, end_digest
 from protocol.identity import Identity
-from protocol.table import Event, RoundConfirmed
+from protocol.plan import SeatInfo, bot_vouch
+from protocol.table import PROTOCOL_VERSION, Event, RoundConfirmed
 
 LOOPBACK = "127.0.0.1"
 GAME = "sixth-sense"  # six rounds at three seats (S-2.2): room for a leave, a bot's round and the way back
@@ -287,3 +291,56 @@ def test_the_laptop_running_the_bot_crashed_and_started_again_still_offers_the_s
 
     desk, playing = asyncio.run(asyncio.wait_for(scenario(), 120))
     assert desk or not playing, (desk, playing)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-5.7/P-6.7: take_back checks the desk's table only against itself (signed by every seat of it, its "
+    "left naming this key) and the continuation only against that table (check_back), never against a table "
+    "this laptop sat at and left: a stranger's desk, whose seats are all its own keys, seats any laptop whose "
+    "key it names at a table of its own making, with scores nobody played, and take_back returns it to play",
+)
+def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Path) -> None:
+    """Eve, a stranger, runs every seat of a table of her own (her laptop and two bots it vouches for), signed
+    by all of them, whose `left` names Bob's key for seat 2; her desk advertises it naming Bob's fingerprint
+    (as the lobby screen offers any desk that names this laptop's key). Bob never sat at any table. Asking
+    there must fail: the seat is not one his laptop left."""
+    bob, eve = Identity.generate(), Identity.generate()
+    bots = [Identity.generate() for _ in range(3)]
+    made_up = "ef" * 16  # the table Eve's says it goes on from (none)
+
+    def bot_seat(name: str, bot: Identity, table: str, port: int) -> SeatInfo:
+        vouch = bot_vouch(eve, table, bot.public.hex())
+        return SeatInfo(name, bot.public.hex(), LOOPBACK, port, eve.public.hex(), vouch)
+
+    def signed(plan: Continuation, signers: list[Identity]) -> Continuation:
+        return plan.with_signatures([plan.sign(i) for i in signers])
+
+    seats = (SeatInfo("Ann", eve.public.hex(), LOOPBACK, 43000), bot_seat("Cor", bots[0], made_up, 43001),
+             bot_seat("Ann's bot 3", bots[1], made_up, 43002))  # fmt: skip
+    prior = signed(Continuation(made_up, end_digest(made_up, []), GAME, {}, seats, (), left={2: bob.public.hex()}),
+                   [eve, bots[0], bots[1]])  # fmt: skip
+    prior.verify()
+
+    async def desk(ws: Any) -> None:
+        cipher, _key = await takeback._handshake(ws, eve, prior.table_id, initiator=False)
+        await takeback._send(ws, cipher, {"plan": prior.to_json()})
+        back = TakeBack.from_json((await takeback._recv(ws, cipher, 10))["back"])
+        await takeback._send(ws, cipher, {"held": back.seat})
+        new = Continuation(prior.table_id, end_digest(prior.table_id, []), GAME, {},
+                           (seats[0], bot_seat("Cor", bots[2], prior.table_id, 43003), back.info()), ())  # fmt: skip
+        await takeback._send(ws, cipher, {"sign": new.to_json()})
+        sig = (await takeback._recv(ws, cipher, 10))["sig"]
+        whole = new.with_signatures([new.sign(eve), new.sign(bots[2]), str(sig)])
+        await takeback._send(ws, cipher, {"start": whole.to_json()})
+        await ws.wait_closed()
+
+    async def scenario() -> Continuation:
+        async with serve(desk, LOOPBACK, 0, compression=None, max_size=takeback.MAX_DESK_MESSAGE) as server:
+            port = server.sockets[0].getsockname()[1]
+            advert = TableAdvert(prior.table_id, GAME, {}, 3, 3, "Ann", eve.public.fingerprint, PROTOCOL_VERSION,
+                                 LOOPBACK, port, back=(bob.public.fingerprint,))  # fmt: skip
+            return await take_back(advert, identity=bob, name="Bob", interface=LOOPBACK)
+
+    with pytest.raises(BackFailed):
+        asyncio.run(asyncio.wait_for(scenario(), 30))
