@@ -307,7 +307,7 @@ def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Pa
     there must fail: the seat is not one his laptop left."""
     bob, eve = Identity.generate(), Identity.generate()
     bots = [Identity.generate() for _ in range(3)]
-    made_up = "ef" * 16  # the table Eve's says it goes on from (none)
+    made_up = "ef" * 16  # what Eve's table says it goes on from: no table at all
 
     def bot_seat(name: str, bot: Identity, table: str, port: int) -> SeatInfo:
         vouch = bot_vouch(eve, table, bot.public.hex())
