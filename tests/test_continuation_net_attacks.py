@@ -116,10 +116,9 @@ def _go_on_scene(tmp_path: Path, attack: str) -> tuple[bool, bool, list[str], Co
             return True, True, [], played[0]  # type: ignore[return-value]
         plan = await runner.go_on(True, {})
         assert isinstance(plan, Continuation), "the continuation was not signed by every seat: nothing to test"
-        if attack != "crash":  # a crash is judged on Cor's own disk, written before go_on returned
-            # Ann's go-on ends within a patience of Cor's: each seat has then taken its way (the table it
-            # plays next, or none).
-            await asyncio.sleep(3 * PATIENCE)
+        # Ann's go-on ends within a patience of Cor's: each seat has then taken its way (the table it
+        # plays next, or none).
+        await asyncio.sleep(3 * PATIENCE)
         bot_files = [p.name for p in (tmp_path / "ann" / "bots").rglob("*") if p.is_file()]
         bot_played = any(plan.table_id in name for name in bot_files)
         ann_played = any(r.plan.table_id == plan.table_id for r in ann_runners)
