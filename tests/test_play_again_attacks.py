@@ -51,13 +51,6 @@ async def _finished_table(people: list[Identity]) -> TablePlan:
     return plans[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.4/P-6.6: play_again tries a lower seat's play-again advert once (`tried`), but while hosting it "
-    "yields to any lower seat's advert, tried or not (lowest_host on the unfiltered adverts): with one that cannot "
-    "be joined (a stranger under a seat's fingerprint, a dead port, a crashed host's advert for its TTL) every "
-    "laptop that said yes opens and withdraws a new lobby and mDNS advert every LOOK (0.25 s), and nobody plays",
-)
 def test_an_advert_nobody_can_join_never_keeps_the_players_from_playing_again(tmp_path: Path) -> None:
     """The laptop of the lowest seat never says yes. A stranger (a key that never sat there) advertises a
     play-again table of the finished table under that seat's fingerprint, at a port where nothing listens

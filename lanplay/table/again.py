@@ -146,7 +146,10 @@ async def play_again(
                     lobby = lobbies[0] if lobbies else None
                     if hosting.done() or lobby is None or lobby.drawing:
                         continue
-                    if lowest_host(prior, browser.tables, me) is not None:
+                    # Only to one not tried yet: an advert nobody can join (a stranger's, a crashed host's still
+                    # cached) would otherwise make every laptop give way to it and host again, forever.
+                    untried = {k: v for k, v in browser.tables.items() if k not in tried}
+                    if lowest_host(prior, untried, me) is not None:
                         log.info("a laptop of a lower seat hosts the play-again table: joining it instead")
                         yielded = True
                         hosting.cancel()
