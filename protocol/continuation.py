@@ -488,7 +488,8 @@ def check_back(new: Continuation, prior: Continuation, back: TakeBack) -> None:
     """What the returning laptop checks before it signs `new`, the continuation that gives it its seat back:
     `prior` (the plan of the table it goes on from, which this laptop did not play) is signed by every seat
     of it and left the seat to this key; `new` goes on from it with the same game, options, rules and
-    patience, checks as any continuation (`check`), and puts this request's seat, name and mesh in that seat."""
+    patience, checks as any continuation (`check`), puts this request's seat, name and mesh in that seat, keeps
+    every other seat's key, and carries at least the rounds `prior` carried."""
     prior.verify()
     new.check()
     if new.prior != prior.table_id:
@@ -500,3 +501,12 @@ def check_back(new: Continuation, prior: Continuation, back: TakeBack) -> None:
         raise PlanError(RULE, "the continuation changes the game, its options or its seats")
     if new.seats[back.seat] != back.info():
         raise PlanError(RULE, "the continuation does not give the seat back as asked")
+    # Every other seat is the one `prior`'s seats signed (a desk may not put its own keys, or a bot of its
+    # laptop, in another seat's place), and the scores go on from what `prior` carried: the seats that signed
+    # `prior` are the ones the returning laptop goes back to.
+    changed = [seat for seat, info in enumerate(new.seats)
+               if seat != back.seat and info.public_key != prior.seats[seat].public_key]  # fmt: skip
+    if changed:
+        raise PlanError(RULE, f"the continuation puts other keys in seats {changed} than its table had")
+    if new.rounds[: len(prior.rounds)] != prior.rounds:
+        raise PlanError(RULE, "the continuation drops rounds its table carried")

@@ -222,13 +222,6 @@ def test_the_returning_laptop_refuses_a_continuation_that_changes_the_options() 
         check_back(c2, replace(c1, signatures=(*c1.signatures[:2], c1.signatures[0])), back)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.2/P-5.7: check_back ties the continuation to the table it goes on from only by that table's id, "
-    "the seat given back and the seat count: its other seats may be any keys (a stranger's, a bot of one seat's "
-    "laptop in an honest seat's place) and its carried rounds any that replay, so a desk that lies seats the "
-    "returning person at a table no other seat of that table signed, with scores nobody played (take_back plays it)",
-)
 @pytest.mark.parametrize("liar", ["stranger", "bot host"])
 def test_the_returning_laptop_refuses_a_continuation_the_seats_of_its_table_did_not_make(liar: str) -> None:
     """The desk the returning laptop asks (found by mDNS, pinned only to the key its own advert names) builds

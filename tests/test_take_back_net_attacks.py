@@ -293,13 +293,6 @@ def test_the_laptop_running_the_bot_crashed_and_started_again_still_offers_the_s
     assert desk or not playing, (desk, playing)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.7/P-6.7: take_back checks the desk's table only against itself (signed by every seat of it, its "
-    "left naming this key) and the continuation only against that table (check_back), never against a table "
-    "this laptop sat at and left: a stranger's desk, whose seats are all its own keys, seats any laptop whose "
-    "key it names at a table of its own making, with scores nobody played, and take_back returns it to play",
-)
 def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Path) -> None:
     """Eve, a stranger, runs every seat of a table of her own (her laptop and two bots it vouches for), signed
     by all of them, whose `left` names Bob's key for seat 2; her desk advertises it naming Bob's fingerprint
@@ -340,7 +333,7 @@ def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Pa
             port = server.sockets[0].getsockname()[1]
             advert = TableAdvert(prior.table_id, GAME, {}, 3, 3, "Ann", eve.public.fingerprint, PROTOCOL_VERSION,
                                  LOOPBACK, port, back=(bob.public.fingerprint,))  # fmt: skip
-            return await take_back(advert, identity=bob, name="Bob", interface=LOOPBACK)
+            return await take_back(advert, identity=bob, name="Bob", interface=LOOPBACK, data_dir=tmp_path / "bob")
 
     with pytest.raises(BackFailed):
         asyncio.run(asyncio.wait_for(scenario(), 30))

@@ -31,11 +31,20 @@ from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
-from lanplay.base.store import Journal
+from lanplay.base.store import Journal, StoreError, journal_path
 from lanplay.base.text import shown
 from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
 from lanplay.net.lobby import LobbyError
-from lanplay.table.runner import MAX_GO_ON_BYTES, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from lanplay.table.runner import (
+    MAX_GO_ON_BYTES,
+    AnyPlan,
+    LocalPlayer,
+    Outcome,
+    TableRunner,
+    free_port,
+    plan_from_json,
+    unfinished_journal,
+)
 from protocol.continuation import Continuation, TakeBack, check_back, make_take_back
 from protocol.encoding import JSONObject, canonical, decode
 from protocol.errors import ProtocolError
@@ -206,16 +215,43 @@ async def find_desk(interface: str, identity: Identity, timeout: float) -> Table
         return await browser.wait_for(lambda advert: fingerprint in advert.back, timeout)
 
 
+def _table_left(data_dir: Path, table_id: str, seat: int, key: str) -> AnyPlan | None:
+    """The plan of table `table_id` if this laptop sat at it in `seat` (its journal there says so)."""
+    try:
+        records = Journal(journal_path(data_dir, table_id, seat)).read()
+        plan = plan_from_json(records[0].get("plan")) if records else None
+    except (StoreError, ProtocolError):
+        return None
+    if plan is None or plan.table_id != table_id or plan.seats[seat].public_key != key:
+        return None
+    return plan
+
+
+def _check_descends(prior: Continuation, seat: int, key: str, data_dir: Path) -> None:
+    """The desk's table goes on from a table this laptop sat at, in this seat, and each of its seats is that
+    table's person or a bot one of that table's laptops vouched for (its plan is signed by every seat of it):
+    a desk of strangers cannot seat this laptop at a table of their own."""
+    left = _table_left(data_dir, prior.prior, seat, key)
+    if left is None:
+        raise BackFailed("the desk's table does not go on from a table this laptop sat at")
+    people = {info.public_key for info in left.seats}
+    for index, info in enumerate(prior.seats):
+        if info.public_key != left.seats[index].public_key and info.runs_on not in people:
+            raise BackFailed(f"seat {index} of the desk's table is nobody of the table this laptop left")
+
+
 async def take_back(
     advert: TableAdvert,
     *,
     identity: Identity,
     name: str,
     interface: str,
+    data_dir: Path,
     on_plan: Callable[[Continuation, int], None] | None = None,
 ) -> Continuation:
     """Ask the desk of `advert` for the seat this laptop's key left back (the desk's plan says which);
-    returns the continuation that gives it back, signed by every seat and checked. `on_plan`: told the
+    returns the continuation that gives it back, signed by every seat and checked. `data_dir`: this laptop's
+    journals; the desk's table must go on from a table it sat at there (`_check_descends`). `on_plan`: told the
     plan of the table playing now and the seat, once the request is held there. `BackFailed` saying why
     otherwise."""
     port = free_port(interface)
@@ -234,6 +270,7 @@ async def take_back(
             seats = [seat for seat, left in prior.left.items() if left == key]
             if prior.table_id != advert.table_id or not seats:
                 raise BackFailed("the desk's table left no seat to this laptop")
+            _check_descends(prior, seats[0], key, data_dir)
             back = make_take_back(identity, advert.table_id, seats[0], name, interface, port)
             await _send(ws, cipher, {"back": back.to_json()})
             while True:
@@ -275,7 +312,9 @@ async def back_to_table(
     """This laptop's person takes back the seat they left at the table `advert`'s desk is for (P-5.7):
     the continuation that gives it back, then its game, played from the next round like any table.
     `BackFailed` saying why if the seat is not given back."""
-    plan = await take_back(advert, identity=identity, name=name, interface=interface, on_plan=on_plan)
+    plan = await take_back(
+        advert, identity=identity, name=name, interface=interface, data_dir=data_dir, on_plan=on_plan
+    )
     found = unfinished_journal(data_dir)
     if found is not None and identity.public.hex() in {s.public_key for s in found[0].seats}:
         with contextlib.suppress(Exception):  # the table this laptop left went on: never offered again
