@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
+import json
 import logging
 import secrets
 import socket
@@ -791,8 +792,6 @@ class TableRunner:
 
 
 def _dumps(record: JSONObject) -> str:
-    import json
-
     return json.dumps(record, indent=1) + "\n"
 
 

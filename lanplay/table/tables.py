@@ -22,6 +22,7 @@ from lanplay.net.lobby import (
     join_lobby,
 )
 from lanplay.table.runner import AnyPlan, BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from lanplay.table.takeback import BackDesk
 from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
@@ -398,7 +399,6 @@ async def play_on(
     returns the last table's outcome at this seat. While this laptop runs a bot in a seat its person may
     take back, it opens a take-back desk (`lanplay.table.takeback`, named `desk_name`): a table that
     ends with that bot gone for its person goes on without asking, the person back in the seat."""
-    from lanplay.table.takeback import BackDesk  # here: takeback imports the runner, as this module does
 
     runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
     desk: BackDesk | None = None
