@@ -302,11 +302,25 @@ def _stub_runner(model: TableModel, waiting: list[Waiting], committed: list[int]
         me=0, phase="play", round_index=0, complete=False, finished=False, state=state, view=lambda: state,
         committed=lambda: tuple(committed), waiting=lambda now=None: tuple(waiting), present=lambda: (0, 1, 2),
     )  # fmt: skip
-    return SimpleNamespace(session=session, connected={1, 2}, network_lost=False, can_go_on=lambda: False)
+    return SimpleNamespace(
+        session=session, connected={1, 2}, network_lost=False, can_go_on=lambda: False, resumed=False
+    )
 
 
 def _move_owed(seat: int) -> Waiting:
     return Waiting(seat, "move", 0.0, None, False, True)
+
+
+@pytest.mark.parametrize("resumed", [False, True])
+def test_a_new_table_already_playing_before_its_deal_is_told_never_says_it_resumed(resumed: bool) -> None:
+    """The session may be playing before its Dealt reaches the screen (a busy laptop): only a run that started
+    from a journal says "Resumed where this laptop stopped"."""
+    model, table = _stub_table()
+    table.runner = _stub_runner(model, [_move_owed(1)], [])
+    table.runner.resumed = resumed
+    table.refresh()
+    said = any(event.key == "ev_resumed" for event in model.log)
+    assert said == resumed, [event.key for event in model.log]
 
 
 def test_waiting_for_a_laptop_that_dropped_off_says_reconnect() -> None:

@@ -481,6 +481,11 @@ class TableRunner:
                 self._trace.close()
         return self._finish()
 
+    @property
+    def resumed(self) -> bool:
+        """This run started from a journal (a crash, a kill, a closed lid), not a new table."""
+        return self._resumed_run
+
     # --- going on after a table that ended early (P-5.7) ------------------------------------------------
     def can_go_on(self) -> bool:
         """The mesh stays open for `go_on`: the table ended before its game, and this seat is present."""

@@ -591,8 +591,9 @@ class NetTable:
             return
         state = session.view()
         playing = session.phase == "play"
-        if self.round_no == 0 and playing:
+        if self.round_no == 0 and playing and runner.resumed:
             self.round_no = session.round_index + 1  # resumed from the journal: no Dealt was told
+            # (a new table's Dealt may still be on its way here when its session is already playing)
             model.add_event("ev_resumed", round=self.round_no)
         if self.shadow is not None and state is not self.shadow and playing:
             self._tell_trump(self.shadow, state)
