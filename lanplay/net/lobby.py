@@ -127,31 +127,46 @@ class SeatBarred:
 # --- one encrypted lobby link -----------------------------------------------------------------
 
 
-async def _handshake(ws: Connection, identity: Identity, lobby_id: str, initiator: bool) -> tuple[LinkCipher, str]:
-    hs = Handshake(identity, lobby_id, None, "initiator" if initiator else "responder", max_frame=MAX_LOBBY_MESSAGE)
-    async with asyncio.timeout(LOBBY_TIMEOUT):
-        await ws.send(hs.start())
-        while not hs.complete:
-            data = await ws.recv()
-            if not isinstance(data, bytes):
-                raise LobbyError("text frames are not part of the lobby")
-            reply = hs.receive(data)
-            if reply is not None:
-                await ws.send(reply)
+async def sealed_handshake(
+    ws: Connection, identity: Identity, channel: str, initiator: bool, max_frame: int, fail: type[LobbyError]
+) -> tuple[LinkCipher, str]:
+    """The link handshake (protocol/link.py) over a websocket, for `channel` (a lobby's id, a table's): the
+    sealing cipher and the peer's key. `fail` is raised for a text frame. The caller bounds the time."""
+    hs = Handshake(identity, channel, None, "initiator" if initiator else "responder", max_frame=max_frame)
+    await ws.send(hs.start())
+    while not hs.complete:
+        data = await ws.recv()
+        if not isinstance(data, bytes):
+            raise fail("text frames are not part of this link")
+        reply = hs.receive(data)
+        if reply is not None:
+            await ws.send(reply)
     peer = hs.peer
     assert peer is not None
     return hs.done, peer.hex()
 
 
-async def _send(ws: Connection, cipher: LinkCipher, message: JSONObject) -> None:
+async def sealed_send(ws: Connection, cipher: LinkCipher, message: JSONObject) -> None:
     await ws.send(cipher.seal(canonical(message)))
 
 
-async def _recv(ws: Connection, cipher: LinkCipher) -> JSONObject:
+async def sealed_recv(ws: Connection, cipher: LinkCipher, max_size: int, fail: type[LobbyError]) -> JSONObject:
     data = await ws.recv()
     if not isinstance(data, bytes):
-        raise LobbyError("text frames are not part of the lobby")
-    return decode(cipher.open(data), MAX_LOBBY_MESSAGE)
+        raise fail("text frames are not part of this link")
+    return decode(cipher.open(data), max_size)
+
+
+async def _handshake(ws: Connection, identity: Identity, lobby_id: str, initiator: bool) -> tuple[LinkCipher, str]:
+    async with asyncio.timeout(LOBBY_TIMEOUT):
+        return await sealed_handshake(ws, identity, lobby_id, initiator, MAX_LOBBY_MESSAGE, LobbyError)
+
+
+_send = sealed_send
+
+
+async def _recv(ws: Connection, cipher: LinkCipher) -> JSONObject:
+    return await sealed_recv(ws, cipher, MAX_LOBBY_MESSAGE, LobbyError)
 
 
 def _refuse_browsers(connection: ServerConnection, request: Request) -> Response | None:

@@ -34,7 +34,7 @@ from websockets.exceptions import ConnectionClosed, WebSocketException
 from lanplay.base.store import Journal, StoreError, journal_path
 from lanplay.base.text import shown
 from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
-from lanplay.net.lobby import LobbyError
+from lanplay.net.lobby import LobbyError, sealed_handshake, sealed_recv, sealed_send
 from lanplay.table.runner import (
     MAX_GO_ON_BYTES,
     AnyPlan,
@@ -46,10 +46,10 @@ from lanplay.table.runner import (
     unfinished_journal,
 )
 from protocol.continuation import Continuation, TakeBack, check_back, make_take_back
-from protocol.encoding import JSONObject, canonical, decode
+from protocol.encoding import JSONObject
 from protocol.errors import ProtocolError
 from protocol.identity import Identity, PublicIdentity
-from protocol.link import Handshake, LinkCipher
+from protocol.link import LinkCipher
 from protocol.table import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
@@ -63,31 +63,16 @@ class BackFailed(LobbyError):
 
 
 async def _handshake(ws: Connection, identity: Identity, table: str, initiator: bool) -> tuple[LinkCipher, str]:
-    hs = Handshake(identity, table, None, "initiator" if initiator else "responder", max_frame=MAX_DESK_MESSAGE)
     async with asyncio.timeout(DESK_TIMEOUT):
-        await ws.send(hs.start())
-        while not hs.complete:
-            data = await ws.recv()
-            if not isinstance(data, bytes):
-                raise BackFailed("text frames are not part of the way back")
-            reply = hs.receive(data)
-            if reply is not None:
-                await ws.send(reply)
-    peer = hs.peer
-    assert peer is not None
-    return hs.done, peer.hex()
+        return await sealed_handshake(ws, identity, table, initiator, MAX_DESK_MESSAGE, BackFailed)
 
 
-async def _send(ws: Connection, cipher: LinkCipher, message: JSONObject) -> None:
-    await ws.send(cipher.seal(canonical(message)))
+_send = sealed_send
 
 
 async def _recv(ws: Connection, cipher: LinkCipher, timeout: float | None = None) -> JSONObject:
     async with asyncio.timeout(timeout):
-        data = await ws.recv()
-    if not isinstance(data, bytes):
-        raise BackFailed("text frames are not part of the way back")
-    return decode(cipher.open(data), MAX_DESK_MESSAGE)
+        return await sealed_recv(ws, cipher, MAX_DESK_MESSAGE, BackFailed)
 
 
 @dataclass
