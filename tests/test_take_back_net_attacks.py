@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_take_back_net import Laptop as BaseLaptop
 from websockets.asyncio.server import serve
 
 import lanplay.table.takeback as takeback
 from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyError, LobbyHost
-from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
-from lanplay.table.tables import host_table, join_table, play_on, resume_table
+from lanplay.table.runner import BotPlayer, Outcome, unfinished_journal
+from lanplay.table.tables import host_table, join_table, resume_table
 from lanplay.table.takeback import BackFailed, back_to_table, find_desk, take_back
 from protocol.continuation import Continuation, TakeBack, end_digest
 from protocol.identity import Identity
@@ -37,23 +38,8 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LANPLAY_HOME", str(tmp_path / "home"))
 
 
-class Laptop:
-    def __init__(self, base: Path, name: str) -> None:
-        self.name = name
-        self.identity = Identity.generate()
-        self.data_dir = base / name
-        self.runners: list[TableRunner] = []
-        self.player = BotPlayer(GAME, "heuristic")
-
-    def on_runner(self, runner: TableRunner) -> None:
-        runner.may_go_on = True
-        self.runners.append(runner)
-
-    async def go_on(self, outcome: Outcome) -> Outcome:
-        if self.runners:
-            outcome = await play_on(self.runners[-1], outcome, interface=LOOPBACK, player=self.player,
-                                    on_runner=self.on_runner)  # fmt: skip
-        return outcome
+class Laptop(BaseLaptop):
+    """A laptop of tests/test_take_back_net.py that can say where its person sat."""
 
     def seated(self, key: str) -> Continuation | None:
         """The first continuation this laptop played with `key` in a person's seat."""
