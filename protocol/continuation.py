@@ -44,7 +44,8 @@ from protocol.plan import (
     table_settings,
 )
 from protocol.table.messages import is_digest
-from protocol.table.values import TableSettings
+from protocol.table.session import TableSession
+from protocol.table.values import Received, TableSettings
 from protocol.table.verify import Plan, round_start
 from protocol.version import RULES_DIGEST
 
@@ -53,6 +54,9 @@ CONTINUE_DOMAIN = b"lanplay/continuation/v1\x00"
 OFFER_DOMAIN = b"lanplay/continue-offer/v1\x00"
 BACK_DOMAIN = b"lanplay/take-back/v1\x00"
 MAX_CARRIED_ROUNDS = 1000
+# A returning seat's late messages (its chain of the stopped round, its leave and its secrets): a round's
+# own messages of one seat are a few dozen (P-6.6).
+MAX_LATE_MESSAGES = 128
 
 
 def end_digest(prior: str, rounds: Sequence[JSONObject], complete: bool = False) -> str:
@@ -74,6 +78,38 @@ def _left(raw: object, seats: int) -> dict[int, str]:
             raise PlanError(RULE, "a continuation's left seat names a key that is no key") from None
         out[int(seat)] = key
     return out
+
+
+def _owes(raw: object, left: Mapping[int, str]) -> tuple[int, ...]:
+    if not isinstance(raw, list) or len(raw) > 16:
+        raise PlanError(RULE, "the seats that owe secrets are a list of seat numbers")
+    seats = [seat for seat in raw if isinstance(seat, int) and not isinstance(seat, bool)]
+    if len(seats) != len(raw) or seats != sorted(set(seats)) or not set(seats) <= set(left):
+        raise PlanError(RULE, "the seats that owe secrets are seats their person left, each once, in order")
+    return tuple(seats)
+
+
+def late_digest(messages: Sequence[JSONObject]) -> str:
+    """What a `TakeBack` signs of the late messages it comes with."""
+    return sha256_hex(canonical(list(messages)))
+
+
+def settle_owed(session: TableSession, seat: int, messages: Sequence[JSONObject], now: float) -> bool:
+    """P-5.5, P-5.7: a seat whose secrets for the stopped round of `session`'s table never came (its laptop
+    died, or lost the table) publishes them late, coming back: its chain of that round as its journal holds
+    it, a signed leave and its secrets, each fed to the ended table's session as any message of the round
+    (judged on the history it names; the audit runs once every seat's secrets are in, and a fault it finds
+    exposes the seat there with a proof, as at any audit). The confirmed rounds do not change (the round
+    stays void). True if the seat has now left that table with its secrets and nothing exposed it."""
+    key = session.settings.seats[seat].peer_id
+    if not 0 < len(messages) <= MAX_LATE_MESSAGES:
+        return False
+    for raw in messages:
+        if not isinstance(raw, dict) or raw.get("author") != key:
+            return False  # only the seat's own: nothing of another seat comes this way
+    for raw in messages:
+        session.handle(Received(None, canonical(raw), now))
+    return seat in session.left and seat in session.ledger.secrets and seat not in session.convictions
 
 
 def _rounds(raw: object) -> tuple[RoundRecord, ...]:
@@ -108,6 +144,9 @@ class Continuation:
     # may take the seat back (`TakeBack`). Left out of the JSON when empty.
     left: Mapping[int, str] = field(default_factory=dict)
     level: str | None = None  # the table's bot level, as its plan said (`protocol.plan.check_level`)
+    # Seats of `left` whose person went away without publishing the stopped round's secrets of table `prior`
+    # (P-5.5): their take-back comes with them (`settle_owed`). Left out of the JSON when empty.
+    owes: tuple[int, ...] = ()
 
     def unsigned_json(self) -> JSONObject:
         out: JSONObject = {
@@ -123,6 +162,8 @@ class Continuation:
             out["left"] = {str(seat): key for seat, key in sorted(self.left.items())}
         if self.level is not None:
             out["level"] = self.level
+        if self.owes:
+            out["owes"] = list(self.owes)
         return out
 
     def to_json(self) -> JSONObject:
@@ -133,7 +174,8 @@ class Continuation:
         """Parse (shape only: `verify` checks the rest)."""
         if not isinstance(raw, dict):
             raise PlanError(RULE, "a continuation is an object")
-        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures", "left", "level"}
+        known = {"continues", "game", "options", "patience", "seats", "rounds", "rules", "signatures", "left", "level",
+                 "owes"}  # fmt: skip
         if set(raw) - known or "continues" not in raw:
             raise PlanError(RULE, "a continuation has exactly the fields of its kind")
         continues = raw["continues"]
@@ -162,7 +204,7 @@ class Continuation:
         left = _left(raw.get("left", {}), len(seats))
         return Continuation(
             str(prior), str(digest), game, options, seats, tuple(rounds), tuple(signatures), rules,
-            check_patience(raw.get("patience")), left, check_level(raw.get("level")),
+            check_patience(raw.get("patience")), left, check_level(raw.get("level")), _owes(raw.get("owes", []), left),
         )  # fmt: skip
 
     @property
@@ -182,7 +224,7 @@ class Continuation:
     def with_signatures(self, signatures: Sequence[str]) -> Continuation:
         return Continuation(
             self.prior, self.digest, self.game, self.options, self.seats, self.rounds, tuple(signatures),
-            self.rules, self.patience, self.left, self.level,
+            self.rules, self.patience, self.left, self.level, self.owes,
         )  # fmt: skip
 
     def check(self) -> None:
@@ -197,6 +239,7 @@ class Continuation:
             info = self.seats[seat] if 0 <= seat < len(self.seats) else None
             if info is None or info.runs_on is None or info.runs_on == info.public_key or key in seated:
                 raise PlanError(RULE, "a seat its person left is held by a bot another seat's laptop runs")
+        _owes(list(self.owes), self.left)
         if end_digest(self.prior, self.rounds) != self.digest:
             raise PlanError(RULE, "the carried rounds are not the ones the record digest signed")
         game = get_game(self.game)
@@ -241,11 +284,14 @@ class Offer:
     sig: str = ""
     # The bots this seat's laptop runs already and goes on running: bot key -> its vouch for the continuation.
     keeps: Mapping[str, str] = field(default_factory=dict)
-    # Seats whose person this seat saw leave with a signed leave and publish its secrets: seat -> key (a seat
-    # every present seat names so may be taken back later, `Continuation.left`).
+    # The persons' seats not present at the end here, nobody exposed (a signed leave, or stopped for): seat ->
+    # key (a seat every present seat names so may be taken back later, `Continuation.left`).
     left: Mapping[int, str] = field(default_factory=dict)
-    # Take-backs this seat holds: seat -> the signed request of the person who left it (`TakeBack`).
+    # Take-backs this seat holds: seat -> the signed request of the person who left it (`TakeBack`); for a
+    # seat that owes secrets, only once its late messages settled them here (`settle_owed`).
     back: Mapping[int, TakeBack] = field(default_factory=dict)
+    # Seats of `left` whose secrets for the stopped round never came here (P-5.5).
+    owes: tuple[int, ...] = ()
 
     def body(self) -> JSONObject:
         out: JSONObject = {
@@ -263,6 +309,8 @@ class Offer:
             out["left"] = {str(seat): key for seat, key in sorted(self.left.items())}
         if self.back:
             out["back"] = {str(seat): b.to_json() for seat, b in sorted(self.back.items())}
+        if self.owes:
+            out["owes"] = list(self.owes)
         return out
 
     def to_json(self) -> JSONObject:
@@ -270,13 +318,15 @@ class Offer:
 
     def signed(self, identity: Identity) -> Offer:
         sig = identity.sign(OFFER_DOMAIN + canonical(self.body())).hex()
-        return Offer(self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps, self.left, self.back)
+        return Offer(
+            self.prior, self.digest, self.seat, self.go, self.bots, sig, self.keeps, self.left, self.back, self.owes
+        )
 
     @staticmethod
     def from_json(raw: object, keys: Sequence[str]) -> Offer:
         """Parse and check the signature against seat `seat`'s key in `keys` (the prior plan's)."""
         fields = {"prior", "digest", "seat", "go", "bots", "sig", "keeps"}
-        if not isinstance(raw, dict) or not fields <= set(raw) <= fields | {"left", "back"}:
+        if not isinstance(raw, dict) or not fields <= set(raw) <= fields | {"left", "back", "owes"}:
             raise PlanError(RULE, "an offer to go on has exactly its fields")
         keeps = raw["keeps"]
         if not isinstance(keeps, dict) or not all(isinstance(v, str) for v in keeps.values()):
@@ -320,7 +370,8 @@ class Offer:
             if key != str(request.seat):
                 raise PlanError(RULE, "an offer's take-back is filed under the seat it asks for")
             back[request.seat] = request
-        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps), left, back)
+        owes = _owes(raw.get("owes", []), left)
+        offer = Offer(str(raw["prior"]), str(raw["digest"]), seat, go, bots, sig, dict(keeps), left, back, owes)
         try:
             signed = OFFER_DOMAIN + canonical(offer.body())
             PublicIdentity.from_hex(keys[seat]).verify(h2b(sig, SIGNATURE_BYTES, "sig"), signed)
@@ -339,17 +390,20 @@ def make_offer(
     keeps: Sequence[str] = (),
     left: Mapping[int, str] | None = None,
     back: Mapping[int, TakeBack] | None = None,
+    owes: Sequence[int] = (),
 ) -> Offer:
     """This seat's signed offer: `bots` maps each seat this laptop would fill to (the bot's identity,
     the address and port its mesh will listen on); `keeps`, the keys of the bots it runs already at the
     table, which go on with it. Each is vouched for by `laptop` for this continuation. `left`: the seats
-    this seat saw left with a signed leave and their secrets; `back`: the take-backs it holds."""
+    this seat saw leave or stopped for their secrets, not exposed; `owes`: those of them whose secrets of the
+    stopped round never came; `back`: the take-backs it holds."""
     offered = {
         seat_: BotOffer(bot.public.hex(), address, port, bot_vouch(laptop, prior, bot.public.hex()))
         for seat_, (bot, address, port) in bots.items()
     }
     kept = {key: bot_vouch(laptop, prior, key) for key in keeps}
-    return Offer(prior, digest, seat, go, offered, "", kept, dict(left or {}), dict(back or {})).signed(laptop)
+    offer = Offer(prior, digest, seat, go, offered, "", kept, dict(left or {}), dict(back or {}), tuple(sorted(owes)))
+    return offer.signed(laptop)
 
 
 def decide(
@@ -365,31 +419,43 @@ def decide(
     rules: str = RULES_DIGEST,
     left: Mapping[int, str] | None = None,
     level: str | None = None,
+    owes: Sequence[int] = (),
 ) -> Continuation | None:
     """The same answer at every seat once every present seat's offer is in: None (the game ends here)
     if one chose to end or some seat to fill has no bot offered; else the unsigned continuation, each
     empty seat filled by the bot of the lowest present seat that offered one (its name says whose).
-    `left`: the seats a bot holds at table `prior` whose person may take them back (its plan's
-    `Continuation.left`). A seat its person left here is added when every present seat's offer names it
-    with its key. An empty seat goes back to its person when an offer holds that person's take-back
-    (`TakeBack.holds`: the one key that left it, signed on this very table; the first that holds, in
-    seat order); every other seat's person stays recorded in the continuation's `left`."""
+    `left`, `owes`: the seats a bot holds at table `prior` whose person may take them back, and those of
+    them that owe secrets (its plan's `Continuation.left` and `.owes`). A person's seat not present here is
+    added when every present seat's offer names it with its key (its person left, or went away and was
+    stopped for; nothing exposed it), and owes when any offer says its secrets never came. An empty seat
+    goes back to its person when a take-back holds there (`TakeBack.holds`: the one key that left it,
+    signed on this very table): the first that holds, in seat order; for a seat that owes secrets, only the
+    one every present seat's offer holds (each seat settled the late secrets it came with, `settle_owed`).
+    Every other seat's person stays recorded in the continuation's `left` (and `owes`)."""
     if any(offers.get(s) is None for s in present):
         raise PlanError(RULE, "not every present seat has answered")
     if not all(offers[s].go and offers[s].prior == prior and offers[s].digest == digest for s in present):
         return None
     keys = [info.public_key for info in seats]
     may_return = dict(left or {})
+    owing = {seat for seat in owes if seat in may_return}
     for index, info in enumerate(seats):
         named = {offers[s].left.get(index) for s in present}
         if index not in present and info.runs_on in (None, info.public_key) and named == {info.public_key}:
-            may_return[index] = info.public_key  # every present seat saw its person leave (P-5.7)
+            may_return[index] = info.public_key  # every present seat saw its person go (P-5.7)
+            if any(index in offers[s].owes for s in present):
+                owing.add(index)
     new_seats: list[SeatInfo] = []
     new_left: dict[int, str] = {}
     for index, info in enumerate(seats):
         if index not in present:
-            wanted = [offers[s].back[index] for s in sorted(present) if index in offers[s].back]
-            back = next((b for b in wanted if b.holds(prior, may_return)), None)
+            wanted = [offers[s].back.get(index) for s in sorted(present)]
+            if index in owing:  # held by every present seat, the very same request, which names its late secrets
+                first = wanted[0] if wanted else None
+                unanimous = first is not None and bool(first.owed) and all(w == first for w in wanted)
+                back = first if unanimous and first is not None and first.holds(prior, may_return) else None
+            else:
+                back = next((b for b in wanted if b is not None and b.holds(prior, may_return)), None)
             if back is not None:  # its person takes the seat back (P-5.7)
                 new_seats.append(back.info())
                 continue
@@ -413,8 +479,9 @@ def decide(
         name = f"{seats[host].name[: MAX_NAME_CHARS - 9]}'s bot {index + 1}"
         new_seats.append(SeatInfo(name, bot.key, bot.address, bot.port, seats[host].public_key, bot.vouch))
     new_left = {seat: key for seat, key in new_left.items() if new_seats[seat].runs_on not in (None, key)}
+    new_owes = tuple(sorted(seat for seat in owing if seat in new_left))
     return Continuation(
-        prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience, new_left, level,
+        prior, digest, game, options, tuple(new_seats), tuple(rounds), (), rules, patience, new_left, level, new_owes,
     )  # fmt: skip
 
 
@@ -431,10 +498,15 @@ class TakeBack:
     address: str
     port: int
     sig: str = ""
+    # For a seat that owes secrets: the digest of the late messages it comes with (`late_digest`).
+    owed: str = ""
 
     def body(self) -> JSONObject:
-        return {"table": self.table, "seat": self.seat, "name": self.name, "key": self.key,
-                "mesh": [self.address, self.port]}  # fmt: skip
+        out: JSONObject = {"table": self.table, "seat": self.seat, "name": self.name, "key": self.key,
+                           "mesh": [self.address, self.port]}  # fmt: skip
+        if self.owed:
+            out["owed"] = self.owed
+        return out
 
     def to_json(self) -> JSONObject:
         return {**self.body(), "sig": self.sig}
@@ -444,7 +516,7 @@ class TakeBack:
 
     def signed(self, identity: Identity) -> TakeBack:
         sig = identity.sign(BACK_DOMAIN + canonical(self.body())).hex()
-        return TakeBack(self.table, self.seat, self.name, self.key, self.address, self.port, sig)
+        return TakeBack(self.table, self.seat, self.name, self.key, self.address, self.port, sig, self.owed)
 
     def holds(self, table: str, left: Mapping[int, str]) -> bool:
         """It is signed on table `table` (the one the seats go on from), by the key that left its seat."""
@@ -453,8 +525,12 @@ class TakeBack:
     @staticmethod
     def from_json(raw: object) -> TakeBack:
         """Parse, and check it is signed by the key it names (`holds` checks that key may come back)."""
-        if not isinstance(raw, dict) or set(raw) != {"table", "seat", "name", "key", "mesh", "sig"}:
+        fields = {"table", "seat", "name", "key", "mesh", "sig"}
+        if not isinstance(raw, dict) or not fields <= set(raw) <= fields | {"owed"}:
             raise PlanError(RULE, "a take-back has exactly its fields")
+        owed = raw.get("owed", "")
+        if owed != "" and not is_digest(owed):
+            raise PlanError(RULE, "a take-back names its late messages by their digest")
         table, seat, name, key, mesh, sig = (raw[k] for k in ("table", "seat", "name", "key", "mesh", "sig"))
         try:
             check_table_id(table, "table")
@@ -471,7 +547,7 @@ class TakeBack:
             raise PlanError(RULE, "a take-back names its person and key, and is signed")
         check_name(name)
         check_mesh_address(mesh[0])
-        back = TakeBack(str(table), seat, name, key, mesh[0], mesh[1], sig)
+        back = TakeBack(str(table), seat, name, key, mesh[0], mesh[1], sig, str(owed))
         try:
             PublicIdentity.from_hex(key).verify(h2b(sig, SIGNATURE_BYTES, "sig"), BACK_DOMAIN + canonical(back.body()))
         except ProtocolError:
@@ -479,9 +555,13 @@ class TakeBack:
         return back
 
 
-def make_take_back(identity: Identity, table: str, seat: int, name: str, address: str, port: int) -> TakeBack:
-    """This laptop's signed request to take seat `seat` back at the table that goes on from `table`."""
-    return TakeBack(table, seat, name, identity.public.hex(), address, port).signed(identity)
+def make_take_back(
+    identity: Identity, table: str, seat: int, name: str, address: str, port: int, late: Sequence[JSONObject] = ()
+) -> TakeBack:
+    """This laptop's signed request to take seat `seat` back at the table that goes on from `table`; `late`:
+    the messages that publish the secrets it owes (its chain of the stopped round, a leave, its secrets)."""
+    owed = late_digest(late) if late else ""
+    return TakeBack(table, seat, name, identity.public.hex(), address, port, "", owed).signed(identity)
 
 
 def check_back(new: Continuation, prior: Continuation, back: TakeBack) -> None:
@@ -496,6 +576,8 @@ def check_back(new: Continuation, prior: Continuation, back: TakeBack) -> None:
         raise PlanError(RULE, "the continuation does not go on from the table this seat was taken back at")
     if not back.holds(prior.table_id, prior.left):
         raise PlanError(RULE, "the seat asked for is not the one this key left")
+    if back.seat in prior.owes and not back.owed:
+        raise PlanError(RULE, "the seat owes the secrets of a stopped round, which the take-back does not publish")
     same = (new.game, new.options, new.rules, new.patience) == (prior.game, prior.options, prior.rules, prior.patience)
     if not same or len(new.seats) != len(prior.seats):
         raise PlanError(RULE, "the continuation changes the game, its options or its seats")

@@ -6,6 +6,7 @@ forged one, a seat not every present seat saw its person leave."""
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import replace
 
@@ -19,11 +20,14 @@ from protocol.continuation import (
     check_back,
     decide,
     end_digest,
+    late_digest,
     make_offer,
     make_take_back,
+    settle_owed,
 )
 from protocol.identity import Identity
 from protocol.plan import PlanError, SeatInfo, bot_vouch
+from protocol.signed import sign_message
 from protocol.table import Leave, LinkChanged
 
 GAME, OPTIONS = "sixes", {"chips": 6}
@@ -104,7 +108,7 @@ def _take_back_offers(t2, c1: Continuation, back: dict[int, dict[int, TakeBack]]
 def _decide_back(t2, c1: Continuation, offers):  # type: ignore[no-untyped-def]
     s0 = t2.sessions[0]
     return decide(s0.settings.table, s0.record_digest(), c1.seats, (0, 1), s0.summary()["rounds"], GAME, OPTIONS,
-                  30, offers, left=c1.left)  # fmt: skip
+                  30, offers, left=c1.left, owes=c1.owes)  # fmt: skip
 
 
 def test_a_person_who_left_takes_the_seat_back_at_a_later_table_with_the_scores_carried() -> None:
@@ -247,16 +251,17 @@ def test_the_returning_laptop_refuses_a_continuation_the_seats_of_its_table_did_
         check_back(lie, c1, back)  # what the returning laptop checks before it signs, and again before it plays
 
 
-def test_a_seat_whose_person_was_stopped_not_left_is_never_given_to_its_take_back() -> None:
-    """Seat 2's laptop goes silent after round 1 (a closed lid): the others stop the round for it, and the
-    table ends with seat 2 not present, yet it never left with a signed leave. Every present seat names only
-    the seats it saw leave (`TableRunner.left_here`: none here), so the continuation records nobody who may
-    come back; a take-back seat 2's key signs later on the next table does not hold, and a bot keeps the seat."""
-    table = make_table(GAME, 3, OPTIONS, seed=5)
+def _killed_after_a_round(seed: int = 5):  # type: ignore[no-untyped-def]
+    """Seat 2's laptop dies three moves into round 2 (kill -9, a closed lid): the others stop the round for
+    it, publish their secrets, stop it for its own, and the table ends with seat 2 not present. Its session
+    stays as the laptop's journal left it (what `publish_owed` replays)."""
+    table = make_table(GAME, 3, OPTIONS, seed=seed)
     for _ in range(4000):
         if all(s.rounds for s in table.sessions):
             break
         assert table.step()
+    for _ in range(3):
+        table.step()
     table.silent.add(2)
     for seat in (0, 1):
         table.feed(seat, LinkChanged(2, False, table.now))  # its link is down: its move is waited out (P-5.5)
@@ -265,22 +270,120 @@ def test_a_seat_whose_person_was_stopped_not_left_is_never_given_to_its_take_bac
         table.wait(31)
         if all(table.sessions[s].finished for s in (0, 1)):
             break
+    return table
+
+
+def _away_continuation(table):  # type: ignore[no-untyped-def]
+    """P0 and P1 go on with P0's bot in seat 2; each names seat 2 as gone without its secrets (what
+    `TableRunner.left_here` and `owes_here` give), so the continuation records it in `left` and `owes`."""
+    s0 = table.sessions[0]
+    p2 = table.identities[2].public.hex()
+    bot = Identity.from_private_bytes(random.Random(9).randbytes(32))
+    offers = {
+        seat: Offer.from_json(
+            make_offer(s0.settings.table, s0.record_digest(), seat, True, table.identities[seat],
+                       {2: (bot, HOST, 41000)} if seat == 0 else {}, (), {2: p2}, None, (2,)).to_json(),
+            [s.public_key for s in _plan_seats(table)],
+        )
+        for seat in (0, 1)
+    }  # fmt: skip
+    c1 = decide(s0.settings.table, s0.record_digest(), _plan_seats(table), (0, 1), s0.summary()["rounds"], GAME,
+                OPTIONS, 30, offers)  # fmt: skip
+    assert c1 is not None
+    identities = [table.identities[0], table.identities[1], bot]
+    signed = Continuation.from_json(c1.with_signatures([c1.sign(i) for i in identities]).to_json())
+    signed.verify()
+    return signed, identities
+
+
+def _late(table) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
+    """What the dead laptop publishes coming back: its chain of the stopped round, a leave, its secrets."""
+    returning = table.sessions[2]
+    returning.handle(Leave(table.now))
+    return [m.to_json() for m in returning.ledger.chains[2]]
+
+
+def test_a_seat_stopped_for_its_secrets_is_recorded_as_left_owing_them() -> None:
+    """P-5.5, P-5.7: a laptop that died mid-round never published its secrets; the table that goes on
+    records its person as the one who may come back, and that the secrets are owed."""
+    table = _killed_after_a_round()
     s0 = table.sessions[0]
     assert s0.finished and not s0.complete and s0.present() == (0, 1) and 2 not in s0.left
     stopped = {(stop.get("seat"), stop.get("owed")) for stop in s0.stops}
-    assert (2, "move") in stopped and (2, "secrets") in stopped
-    seen_left = {
-        seat: {o: table.identities[o].public.hex() for o in session.left if o in session.ledger.secrets}
-        for seat, session in enumerate(table.sessions[:2])
-    }
-    assert seen_left == {0: {}, 1: {}}
-    bot = Identity.generate()
-    offers = _offers(table, (0, 1), {2: (bot, HOST, 41000)}, left=seen_left)
-    c1 = decide(s0.settings.table, s0.record_digest(), _plan_seats(table), (0, 1), s0.summary()["rounds"], GAME,
-                OPTIONS, 30, offers)  # fmt: skip
-    assert c1 is not None and c1.left == {} and c1.seats[2].public_key == bot.public.hex()
-    t2 = _bot_left(c1.with_signatures([c1.sign(i) for i in (table.identities[0], table.identities[1], bot)]),
-                   [table.identities[0], table.identities[1], bot])  # fmt: skip
-    back = make_take_back(table.identities[2], t2.sessions[0].settings.table, 2, "P2", HOST, 42000)
+    assert (2, "move") in stopped and (2, "secrets") in stopped and 2 not in s0.ledger.secrets
+    c1, _ = _away_continuation(table)
+    assert c1.left == {2: table.identities[2].public.hex()} and c1.owes == (2,)
+    assert Continuation.from_json(c1.to_json()) == c1
+
+
+def test_a_seat_that_owes_secrets_is_taken_back_once_every_present_seat_settled_them() -> None:
+    """The returning laptop's late messages settle its debt at every present seat's session of the table it
+    went away from (the audit runs and finds nothing, the confirmed rounds unchanged); the take-back names
+    them by digest, every present seat holds it, and the seat is the person's again with nothing owed."""
+    table = _killed_after_a_round()
+    c1, identities = _away_continuation(table)
+    late = _late(table)
+    before = [table.sessions[s].record_digest() for s in (0, 1)]
+    assert all(settle_owed(table.sessions[s], 2, late, table.now) for s in (0, 1))
+    assert [table.sessions[s].record_digest() for s in (0, 1)] == before  # the round stays void
+    assert all(not table.sessions[s].convictions for s in (0, 1))
+    t2 = _bot_left(c1, identities)
+    back = make_take_back(table.identities[2], t2.sessions[0].settings.table, 2, "P2", HOST, 42000, late)
+    assert back.owed == late_digest(late)
     c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, {0: {2: back}, 1: {2: back}}, Identity.generate()))
-    assert c2 is not None and c2.seats[2].public_key != table.identities[2].public.hex() and c2.left == {}
+    assert c2 is not None and c2.seats[2] == back.info() and c2.left == {} and c2.owes == ()
+    check_back(c2, c1, back)
+    with pytest.raises(PlanError, match="owes"):  # the returning laptop never asks without them
+        check_back(c2, c1, replace(back, owed=""))
+
+
+def test_a_take_back_of_a_seat_that_owes_secrets_needs_them_and_every_present_seat() -> None:
+    """Without its late secrets, or held by one present seat only (the other never settled them: a colluder
+    cannot vouch alone), the take-back of a seat that owes gives it no seat: the bot keeps it, and the
+    person stays recorded as owing."""
+    table = _killed_after_a_round()
+    c1, identities = _away_continuation(table)
+    t2 = _bot_left(c1, identities)
+    t2_id = t2.sessions[0].settings.table
+    bare = make_take_back(table.identities[2], t2_id, 2, "P2", HOST, 42000)
+    late = _late(table)
+    named = make_take_back(table.identities[2], t2_id, 2, "P2", HOST, 42000, late)
+    cases = ({0: {2: bare}, 1: {2: bare}}, {0: {2: named}}, {1: {2: named}}, {0: {2: named}, 1: {2: bare}})
+    for backs in cases:
+        c2 = _decide_back(t2, c1, _take_back_offers(t2, c1, backs, Identity.generate()))
+        assert c2 is not None and c2.seats[2].public_key != table.identities[2].public.hex()
+        assert c2.left == c1.left and c2.owes == (2,)
+
+
+def test_late_secrets_that_fail_the_audit_expose_their_seat_and_give_it_nothing() -> None:
+    """P-5.3, P-5.4: secrets that do not match the round's shuffle (a permutation not the one it used,
+    signed by the returning key) fail the audit at every seat that settles them: the seat is exposed there
+    with a proof anyone checks, and no seat holds its take-back. The confirmed rounds do not change."""
+    table = _killed_after_a_round()
+    late = _late(table)
+    secrets = late[-1]
+    assert secrets["kind"] == "secrets"
+    body = copy.deepcopy(secrets["body"])
+    permutation = body["secrets"]["permutation"]  # type: ignore[index]
+    permutation[0], permutation[1] = permutation[1], permutation[0]
+    forged = sign_message(table.identities[2], str(secrets["table"]), int(str(secrets["round"])),
+                          int(str(secrets["seq"])), str(secrets["prev"]), "secrets", body)  # fmt: skip
+    lying = [*late[:-1], forged.to_json()]
+    for seat in (0, 1):
+        session = table.sessions[seat]
+        before = session.record_digest()
+        assert not settle_owed(session, 2, lying, table.now)
+        assert set(session.convictions) == {2} and session.record_digest() == before
+        record = session.record_json()
+        assert [e["seat"] for e in record["exposed"]] == [2] and len(record["proofs"]) == 1
+
+
+def test_late_messages_of_another_seat_settle_nothing() -> None:
+    """Only the returning seat's own messages come with its take-back: another seat's are refused whole."""
+    table = _killed_after_a_round()
+    late = _late(table)
+    other = [m.to_json() for m in table.sessions[1].ledger.chains[1]]
+    session = table.sessions[0]
+    assert not settle_owed(session, 2, [*late, other[-1]], table.now)
+    assert not settle_owed(session, 2, [], table.now)
+    assert 2 not in session.ledger.secrets  # nothing of it was fed

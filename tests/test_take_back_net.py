@@ -102,3 +102,67 @@ def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_sa
     assert len(records) == 1
     carried = len(final.rounds)
     assert carried >= 2  # round 1 before Bob left, a round with the bot: the scores went on from them
+
+
+def test_a_killed_laptop_comes_back_publishes_its_owed_secrets_and_takes_its_seat_back(tmp_path: Path) -> None:
+    """P-5.5, P-5.7: Bob's laptop dies in round 2 (its process is gone: no leave, no secrets). Ann and Cor wait
+    the table's patience, stop the round, then stop it for Bob's secrets; the table goes on with a bot in his
+    seat, recorded as owed. Bob's laptop starts again with its journal, finds the desk, publishes a leave and
+    the stopped round's secrets there, every seat settles them (the audit of the void round finds nothing),
+    and Bob plays from a later round; every laptop ends with the same complete record, nobody exposed."""
+    ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
+    lobby: list[LobbyHost] = []
+    died = asyncio.Event()
+
+    def bob_dies_in_round_two(event: Event) -> None:
+        if isinstance(event, RoundConfirmed) and not died.is_set():
+            died.set()
+
+    async def host() -> Outcome:
+        outcome = await host_table(
+            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
+            interface=LOOPBACK, player=ann.player, reconnect_timeout=2, on_runner=ann.on_runner,
+            on_lobby=lambda found, port: lobby.append(found),
+        )  # fmt: skip
+        return await ann.go_on(outcome)
+
+    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
+        while not lobby:
+            await asyncio.sleep(0.05)
+        outcome = await join_table(
+            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
+            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
+            reconnect_timeout=2,
+        )  # fmt: skip
+        return await laptop.go_on(outcome)
+
+    async def bob_is_killed_and_comes_back() -> Outcome:
+        first = asyncio.ensure_future(guest(bob, bob_dies_in_round_two))
+        await died.wait()
+        await asyncio.sleep(0.3)  # into round 2: cards dealt, secrets drawn, nothing published of them
+        first.cancel()  # kill -9: the process is gone, its journal stays
+        await asyncio.gather(first, return_exceptions=True)
+        again = Laptop(tmp_path, "Bob")
+        again.identity = bob.identity  # the same installation: its key and journals
+        advert = await find_desk(LOOPBACK, again.identity, 60)
+        outcome = await back_to_table(
+            advert, identity=again.identity, data_dir=again.data_dir, name="Bob", interface=LOOPBACK,
+            player=again.player, on_runner=again.on_runner,
+        )  # fmt: skip
+        bob.runners = again.runners
+        return await again.go_on(outcome)
+
+    async def scenario() -> list[Outcome]:
+        return list(await asyncio.wait_for(asyncio.gather(host(), guest(cor), bob_is_killed_and_comes_back()), 240))
+
+    outcomes = asyncio.run(scenario())
+    assert all(o.complete and o.finished and not o.exposed for o in outcomes), outcomes
+    last = [laptop.runners[-1] for laptop in (ann, cor, bob)]
+    assert len({r.settings.table for r in last}) == 1  # one table at the end, Bob at it
+    final = last[0].plan
+    assert isinstance(final, Continuation) and final.left == {} and final.owes == ()
+    seat = [s.public_key for s in final.seats].index(bob.identity.public.hex())
+    assert final.seats[seat].runs_on is None
+    owed = [r.plan for r in ann.runners if isinstance(r.plan, Continuation) and r.plan.owes]
+    assert owed and owed[0].owes == (seat,)  # the table that went on without him recorded the debt
+    assert len({r.session.record_digest() for r in last if r.session is not None}) == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.games import get_game
 from lanplay.net.discovery import TableAdvert
-from lanplay.ui.lobby_model import LobbyModel, Resume
+from lanplay.ui.lobby_model import LobbyModel, Resume, ResumeOffer
 from lanplay.ui.lobby_screen import lobby_text
 from lanplay.ui.model import TableModel
 from lanplay.ui.net_table import NetTable
@@ -46,6 +46,22 @@ def test_x_declines_the_seat_and_it_is_not_offered_again() -> None:
     assert model.resume is None and not model.forget_requested  # no journal of this laptop's is touched
     model.set_tables({"desk": _desk("bbbb-cccc")})
     assert model.resume is None
+
+
+def test_a_laptop_that_was_killed_is_offered_its_seat_back_before_its_journal_and_the_journal_after() -> None:
+    """After a kill -9 the journal's unfinished game is offered; once a desk names this laptop's key (the table
+    went on without it), taking the seat back is offered in its place (resuming would find nobody); if the
+    desk closes or is declined, the journal's line comes back."""
+    model = LobbyModel("Bob", "bbbb-cccc", HOST, "en")
+    journal = ResumeOffer("take6", ("Ann", "Bob", "Cor"))
+    model.set_resume(journal)
+    model.set_tables({"desk": _desk("bbbb-cccc")})
+    assert model.resume is not None and model.resume.back is not None and model.on_resume_line
+    model.set_tables({})
+    assert model.resume == journal
+    model.set_tables({"desk": _desk("bbbb-cccc")})
+    model.forget_resume()
+    assert model.resume == journal and not model.forget_requested
 
 
 def test_a_desk_for_another_key_offers_nothing() -> None:

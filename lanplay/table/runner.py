@@ -26,7 +26,7 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,7 +48,7 @@ from lanplay.games import make_bot
 from lanplay.net.lobby import LobbyError, TablePlan
 from lanplay.net.mesh import Mesh, MeshError
 from lanplay.table.trace import Trace
-from protocol.continuation import Continuation, Offer, TakeBack, decide, make_offer
+from protocol.continuation import Continuation, Offer, TakeBack, decide, late_digest, make_offer, settle_owed
 from protocol.encoding import JSONObject, canonical, check_int, decode, h2b
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
@@ -107,6 +107,7 @@ def announced_port_range() -> range:
 
 
 GO_ON_PREFIX = b'{"go-on'  # canonical JSON of an offer or a continuation's signature (`go_on`)
+MAX_SETTLE_TRIES = 4  # sets of late secrets settled per returning seat (`OwedSecrets`)
 MAX_GO_ON_BYTES = 256 << 10  # a whole signed continuation, with the rounds played so far (the mesh's limit)
 
 
@@ -145,6 +146,35 @@ class Outcome:
     network_lost: bool = False  # no link for the table's patience: not over, it can be resumed
     left: bool = False  # this seat's person left the table
     table_gone: bool = False  # resumed, and no other seat answered: the table ended without this laptop
+
+
+class OwedSecrets:
+    """The ended table a continuation goes on from, as this laptop's session of it holds it: where a returning
+    person's late secrets for its stopped round are settled (`settle_owed`) before a seat of this laptop holds
+    that person's take-back (P-5.5, P-5.7). One per laptop, shared by its seats at the continuation. A proof
+    the late secrets bring is written into that table's record (outside its digest, P-5.8)."""
+
+    def __init__(self, session: TableSession, data_dir: Path) -> None:
+        self.session = session
+        self.data_dir = data_dir
+        self._settled: dict[tuple[int, str], bool] = {}
+
+    def settle(self, seat: int, late: Sequence[JSONObject]) -> bool:
+        """True if `late` publishes seat `seat`'s secrets there and nothing exposed it (each set once)."""
+        key = (seat, late_digest(late))
+        if key not in self._settled and sum(tried == seat for tried, _ in self._settled) >= MAX_SETTLE_TRIES:
+            return False  # P-6.6: a few tries a seat, each of a bounded size
+        if key not in self._settled:
+            session = self.session
+            exposed = set(session.convictions)
+            self._settled[key] = settle_owed(session, seat, late, time.time())
+            if set(session.convictions) != exposed:
+                settings = session.settings
+                label = record_label(settings.game, settings.names)
+                with contextlib.suppress(StoreError):
+                    save_record(self.data_dir, settings.table, _dumps(session.record_json()), label)
+                log.warning("the late secrets of seat %d exposed it: %s", seat, "; ".join(session.convicted_lines()))
+        return self._settled[key]
 
 
 class TableRunner:
@@ -203,6 +233,8 @@ class TableRunner:
         # Taking a seat back (P-5.7): the take-backs this seat holds for this table, by seat; whether this seat
         # (a bot in a seat its person asks back) leaves at the end of the round; who hears of the continuation.
         self.take_backs: dict[int, TakeBack] = {}
+        self._late: dict[int, list[JSONObject]] = {}  # the late messages a take-back of a seat owing secrets came with
+        self.owed: OwedSecrets | None = None  # where those are settled: the table this one goes on from
         self._leave_at_round_end = False
         self.on_continuation: Callable[[Continuation, bool], None] | None = None
 
@@ -508,9 +540,11 @@ class TableRunner:
         except ProtocolError:
             return
         offer, sig, whole = raw.get("go-on"), raw.get("go-on-sig"), raw.get("go-on-plan")
-        if "go-on-back" in raw and len(raw) == 1:
-            with contextlib.suppress(ProtocolError):
-                self.hold_back(TakeBack.from_json(raw["go-on-back"]), tell=False)
+        if "go-on-back" in raw and set(raw) <= {"go-on-back", "late"}:
+            late = raw.get("late", [])
+            if isinstance(late, list) and all(isinstance(m, dict) for m in late):
+                with contextlib.suppress(ProtocolError):
+                    self.hold_back(TakeBack.from_json(raw["go-on-back"]), late, tell=False)
         elif isinstance(offer, dict) and seat not in self._offers and len(raw) == 1:
             self._offers[seat] = offer
         elif isinstance(whole, dict) and len(raw) == 1:
@@ -525,20 +559,31 @@ class TableRunner:
                     mine.append((table, signer, signature))
         self._wake.set()
 
-    def hold_back(self, back: TakeBack, tell: bool = True) -> bool:
+    def hold_back(self, back: TakeBack, late: Sequence[JSONObject] = (), tell: bool = True) -> bool:
         """A person who left asks for their seat back at the table that goes on from this one (P-5.7): kept
-        if it holds here (signed on this table by the key its seat's plan left it to), one per seat; `tell`:
-        passed on to every seat. The bot in that seat leaves at the end of the round, so the table ends and
-        the seats go on with the person back. False if it does not hold or the seat has one already."""
-        left = self.plan.left if isinstance(self.plan, Continuation) else {}
+        if it holds here (signed on this table by the key its seat's plan left it to), one per seat; a seat
+        that owes the stopped round's secrets of the table before, only if `late` (the messages the request
+        names) publishes them there and nothing exposed it (`OwedSecrets`). `tell`: passed on to every seat.
+        The bot in that seat leaves at the end of the round, so the table ends and the seats go on with the
+        person back. False if it does not hold or the seat has one already."""
+        plan = self.plan
+        left, owes = (plan.left, plan.owes) if isinstance(plan, Continuation) else ({}, ())
         if not back.holds(self.settings.table, left) or back.seat in self.take_backs:
             return False
+        if back.seat in owes:
+            owed = self.owed
+            if not back.owed or late_digest(late) != back.owed or owed is None or not owed.settle(back.seat, late):
+                return False
+            self._late[back.seat] = list(late)
         self.take_backs[back.seat] = back
         if back.seat == self.me:
             self._leave_at_round_end = True
         if tell and self.mesh is not None:
+            message: JSONObject = {"go-on-back": back.to_json()}
+            if back.seat in self._late:
+                message["late"] = list(self._late[back.seat])
             with contextlib.suppress(MeshError):
-                self.mesh.broadcast(canonical({"go-on-back": back.to_json()}))
+                self.mesh.broadcast(canonical(message))
         self._wake.set()
         return True
 
@@ -553,14 +598,23 @@ class TableRunner:
         self._wake.set()
 
     def left_here(self) -> dict[int, str]:
-        """The seats whose person this seat saw leave with a signed leave and publish its secrets (P-5.7)."""
+        """The persons' seats not present at this table's end, nobody exposed (P-5.7): each left with a signed
+        leave, or went away and was stopped for; only that key may take the seat back."""
         session = self.session
         if session is None:
             return {}
+        present = session.present()
         return {
             seat: info.public_key for seat, info in enumerate(self.plan.seats)
-            if seat in session.left and seat in session.ledger.secrets and info.runs_on in (None, info.public_key)
+            if seat not in present and seat not in session.convictions and info.runs_on in (None, info.public_key)
         }  # fmt: skip
+
+    def owes_here(self) -> tuple[int, ...]:
+        """The seats of `left_here` whose secrets for the stopped round never came here (P-5.5)."""
+        session = self.session
+        if session is None:
+            return ()
+        return tuple(seat for seat in self.left_here() if seat not in session.ledger.secrets)
 
     async def _until(self, ready: Callable[[], bool]) -> bool:
         """Wait for `ready`, at most the table's patience (the seats that answer nothing end the game)."""
@@ -597,7 +651,9 @@ class TableRunner:
                 if seat in present and seat != self.me and info.runs_on == my_key
             ]  # fmt: skip
             back = {seat: b for seat, b in self.take_backs.items() if seat not in present}
-            offer = make_offer(prior, digest, self.me, go, self.identity, bots or {}, keeps, self.left_here(), back)
+            offer = make_offer(
+                prior, digest, self.me, go, self.identity, bots or {}, keeps, self.left_here(), back, self.owes_here()
+            )
             self._offers[self.me] = offer.to_json()
             mesh.broadcast(canonical({"go-on": offer.to_json()}))
             keys = [s.public_key for s in self.plan.seats]
@@ -615,6 +671,7 @@ class TableRunner:
                 prior, digest, self.plan.seats, present, session.summary()["rounds"],  # type: ignore[arg-type]
                 self.plan.game, dict(self.plan.options), self.plan.patience, offers, self.plan.rules,
                 self.plan.left if isinstance(self.plan, Continuation) else None, self.plan.level,
+                self.plan.owes if isinstance(self.plan, Continuation) else (),
             )  # fmt: skip
             if plan is None:
                 return None
@@ -851,6 +908,29 @@ def journal_inputs(
 
 
 AnyPlan = TablePlan | Continuation  # what a table is played from: a lobby's plan or a continuation (P-5.7)
+
+
+class _Away:
+    """The player of a seat whose table is over: asked nothing."""
+
+    async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+        return None
+
+
+def publish_owed(plan: AnyPlan, identity: Identity, data_dir: Path) -> list[JSONObject]:
+    """What a laptop coming back to the seat it went away from publishes first (P-5.5, P-5.7): its journal
+    of table `plan` replayed, then a signed leave and the stopped round's secrets (journaled before they are
+    handed out, P-5.6: a second call signs nothing new), and its whole chain of that round as the seats take
+    it (`settle_owed`). `ResumeFailed` if the journal is missing or does not replay."""
+    runner = TableRunner(plan, identity, data_dir, _Away(), "")
+    records = runner._journal_records()
+    if not records:
+        raise ResumeFailed(runner.journal.path, "this laptop has no journal of that table")
+    session = runner.session = runner._restore(records)
+    ms, now = runner._now()
+    runner._handle(Leave(now), {"t": "leave", "ms": ms})
+    runner.journal.sync()
+    return [message.to_json() for message in session.ledger.chains[session.me]]
 
 
 def plan_from_json(raw: object) -> AnyPlan:

@@ -21,7 +21,16 @@ from lanplay.net.lobby import (
     fetch_table_info,
     join_lobby,
 )
-from lanplay.table.runner import AnyPlan, BotPlayer, LocalPlayer, Outcome, TableRunner, free_port, unfinished_journal
+from lanplay.table.runner import (
+    AnyPlan,
+    BotPlayer,
+    LocalPlayer,
+    Outcome,
+    OwedSecrets,
+    TableRunner,
+    free_port,
+    unfinished_journal,
+)
 from lanplay.table.takeback import BackDesk
 from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
@@ -436,8 +445,12 @@ async def play_on(
                     # `go_on` kept its key beside its begun journal (a crash loses no game) once it was signed
                     bot_dir = runner.data_dir / BOTS_DIR / identity.public.fingerprint
                     identities[identity.public.hex()] = (identity, bot_dir)
+            # Where the late secrets of a person coming back to a seat that owes them are settled (P-5.5): this
+            # laptop's session of the table that just ended, shared by its seats at the next.
+            owed = OwedSecrets(session, runner.data_dir) if plan.owes else None
             runner = TableRunner(plan, runner.identity, runner.data_dir, player, interface, on_event=on_event)
             runner.may_go_on = True
+            runner.owed = owed
             if on_runner is not None:
                 on_runner(runner)
             runners = [runner]
@@ -447,6 +460,7 @@ async def play_on(
                     bot_player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=bot_delay)
                     bot = TableRunner(plan, identity, bot_dir, bot_player, interface)
                     bot.may_go_on = True
+                    bot.owed = owed
                     runners.append(bot)
             if BackDesk.wanted(runner):
                 desk = BackDesk(runner, desk_name or plan.seats[runner.me].name, interface)

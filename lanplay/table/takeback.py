@@ -9,7 +9,11 @@ and asks there:
 
 - it sends ``{"back": TakeBack}``, signed on the table the advert names, by the key it proved in the
   handshake; the desk's seat keeps it (`TableRunner.hold_back`) and passes it on to every seat, and the
-  bot in that seat leaves at the end of the round, so the table ends and the seats go on;
+  bot in that seat leaves at the end of the round, so the table ends and the seats go on. A laptop that
+  went away without its secrets of the stopped round (killed, or cut off for the table's patience; the
+  plan's `owes`) first signs a leave and those secrets at the table it went away from (`publish_owed`) and
+  sends them beside the request, ``{"back": ..., "late": [...]}``: every seat settles them there before it
+  holds the request (P-5.5);
 - the desk answers ``{"plan": ...}``: the plan of the table playing now (which the returning laptop did
   not play), then, once the seats decided the continuation, ``{"sign": ...}``; the returning laptop checks
   it (`check_back`) and answers ``{"sig": ...}``, which the desk passes on as that seat's signature;
@@ -31,7 +35,7 @@ from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
-from lanplay.base.store import Journal, StoreError, journal_path
+from lanplay.base.store import Journal, ResumeFailed, StoreError, journal_path
 from lanplay.base.text import shown
 from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
 from lanplay.net.lobby import LobbyError, sealed_handshake, sealed_recv, sealed_send
@@ -43,6 +47,7 @@ from lanplay.table.runner import (
     TableRunner,
     free_port,
     plan_from_json,
+    publish_owed,
     unfinished_journal,
 )
 from protocol.continuation import Continuation, TakeBack, check_back, make_take_back
@@ -145,16 +150,23 @@ class BackDesk:
             cipher, key = await _handshake(ws, runner.identity, runner.settings.table, initiator=False)
             await _send(ws, cipher, {"plan": runner.plan.to_json()})  # which seat it left: the plan says
             message = await _recv(ws, cipher, DESK_TIMEOUT)
+            raw_late = message.get("late", [])
+            late = [m for m in raw_late if isinstance(m, dict)] if isinstance(raw_late, list) else []
             try:
                 back = TakeBack.from_json(message.get("back"))
+                if not isinstance(raw_late, list) or len(late) != len(raw_late) or set(message) - {"back", "late"}:
+                    raise ProtocolError("P-5.7", "a take-back comes with a list of late messages and nothing else")
             except ProtocolError as exc:
                 await _send(ws, cipher, {"error": exc.message})
                 return
             if back.key != key:
                 await _send(ws, cipher, {"error": "a take-back is asked by the key that signs it"})
                 return
-            if back.seat in self._asking or not runner.hold_back(back):
+            if back.seat in self._asking or not runner.hold_back(back, late):
                 why = f"seat {back.seat} is not one this key may take back at table {runner.settings.table} now"
+                plan = runner.plan
+                if isinstance(plan, Continuation) and back.seat in plan.owes:
+                    why += " (or its late secrets do not settle what it owes at the table before)"
                 await _send(ws, cipher, {"error": why})
                 return
             asking = _Asking(ws, cipher, back, asyncio.Event())
@@ -212,10 +224,10 @@ def _table_left(data_dir: Path, table_id: str, seat: int, key: str) -> AnyPlan |
     return plan
 
 
-def _check_descends(prior: Continuation, seat: int, key: str, data_dir: Path) -> None:
+def _check_descends(prior: Continuation, seat: int, key: str, data_dir: Path) -> AnyPlan:
     """The desk's table goes on from a table this laptop sat at, in this seat, and each of its seats is that
     table's person or a bot one of that table's laptops vouched for (its plan is signed by every seat of it):
-    a desk of strangers cannot seat this laptop at a table of their own."""
+    a desk of strangers cannot seat this laptop at a table of their own. The plan of the table it left."""
     left = _table_left(data_dir, prior.prior, seat, key)
     if left is None:
         raise BackFailed("the desk's table does not go on from a table this laptop sat at")
@@ -223,6 +235,7 @@ def _check_descends(prior: Continuation, seat: int, key: str, data_dir: Path) ->
     for index, info in enumerate(prior.seats):
         if info.public_key != left.seats[index].public_key and info.runs_on not in people:
             raise BackFailed(f"seat {index} of the desk's table is nobody of the table this laptop left")
+    return left
 
 
 async def take_back(
@@ -255,9 +268,15 @@ async def take_back(
             seats = [seat for seat, left in prior.left.items() if left == key]
             if prior.table_id != advert.table_id or not seats:
                 raise BackFailed("the desk's table left no seat to this laptop")
-            _check_descends(prior, seats[0], key, data_dir)
-            back = make_take_back(identity, advert.table_id, seats[0], name, interface, port)
-            await _send(ws, cipher, {"back": back.to_json()})
+            left = _check_descends(prior, seats[0], key, data_dir)
+            late: list[JSONObject] = []
+            if seats[0] in prior.owes:  # P-5.5: the secrets of the round it went away in, published first
+                try:
+                    late = publish_owed(left, identity, data_dir)
+                except (ResumeFailed, StoreError) as exc:
+                    raise BackFailed(f"cannot publish the secrets this seat owes: {exc}") from None
+            back = make_take_back(identity, advert.table_id, seats[0], name, interface, port, late)
+            await _send(ws, cipher, {"back": back.to_json(), "late": late} if late else {"back": back.to_json()})
             while True:
                 message = await _recv(ws, cipher)
                 if "error" in message:

@@ -205,6 +205,10 @@ class LobbyModel:
         self.show_help = False
         self.error: Msg | None = None
         self.resume: ResumeOffer | None = None
+        # The journal's unfinished game while a take-back desk for this laptop is offered in its place: the
+        # table it stopped in went on, and taking the seat back there is the way back (P-5.7); offered again
+        # if that desk goes or is declined.
+        self._journal_offer: ResumeOffer | None = None
         self.resume_selected = True  # with an offer, the resume line is selected first: Enter resumes
         self.damaged: tuple[Path, ...] = ()  # journals just found damaged and set aside: the screen names them
         self.forget_requested = False  # x: never offer that unfinished game again
@@ -229,11 +233,15 @@ class LobbyModel:
         listed = [a for a in tables.values() if a.again_of is None and not a.back]
         desks = (a for a in tables.values() if self.fingerprint in a.back and a.table_id not in self.declined)
         desk = next(desks, None)
-        if desk is not None and (self.resume is None or self.resume.back is not None):
+        if desk is not None:
             if self.resume is None or self.resume.back != desk:  # a seat to take back: offered like a resume
+                if self.resume is not None and self.resume.back is None:
+                    self._journal_offer = self.resume
                 self.resume, self.resume_selected = ResumeOffer(desk.game, (desk.host_name,), desk), True
-        elif desk is None and self.resume is not None and self.resume.back is not None:
-            self.resume = None  # that table ended, or the seat was taken back
+        elif self.resume is not None and self.resume.back is not None:
+            # that table ended, or the seat was taken back
+            self.resume, self._journal_offer = self._journal_offer, None
+            self.resume_selected = self.resume is not None
         self.tables = sorted(listed, key=lambda a: (a.game, a.host_name.lower(), a.table_id))
         ids = [a.table_id for a in self.tables]
         if current is not None and current.table_id in ids:
@@ -440,7 +448,7 @@ class LobbyModel:
     def forget_resume(self) -> None:
         if self.resume is not None and self.resume.back is not None:  # not that seat: it is not offered again
             self.declined.add(self.resume.back.table_id)
-            self.resume = None
+            self.resume, self._journal_offer = self._journal_offer, None
             self._changed()
         elif self.resume is not None:
             self.resume = None
