@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -264,7 +265,9 @@ def table_settings(
         names=tuple(s.name for s in seats),
         patience=float(patience),
         bots=tuple(BotSeat(bot, host) for bot, host in bot_seats(seats)),
-        carried=carried,
+        # In one key order (canonical's) whichever way the plan reached this seat, decided here or read from
+        # a peer's bytes: every seat writes the same record bytes (P-5.8).
+        carried=tuple(json.loads(canonical(list(carried)))),
         continues=continues,
     )
 

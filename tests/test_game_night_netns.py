@@ -211,6 +211,17 @@ class NsTerminal:
                 self.keys(press)
             time.sleep(0.15)
 
+    def kill_lanplay(self) -> None:
+        """SIGKILL the lanplay process in the pane (kill -9: no leave, no goodbye), its journal left as it is."""
+        shell = self.run("list-panes", "-t", "t", "-F", "#{pane_pid}").split()[0]
+        subprocess.run(["pkill", "-KILL", "-P", shell], capture_output=True, timeout=10)
+
+    def start_again(self, lan: Lan, peer: int, who: str, command: tuple[str, ...] = ("lobby",)) -> None:
+        """The same laptop (its home: key, journals, network) starts lanplay again in the same terminal."""
+        inner = [*lan.exec(peer), *ns_env(str(self.home), {"TERM": "xterm-256color", "LC_CTYPE": "C.UTF-8"}),
+                 str(LANPLAY), *command, "--name", who, "--lang", "en"]  # fmt: skip
+        self.run("respawn-pane", "-k", "-t", "t", " ".join(inner) + "; echo LOBBY-EXIT=$?; sleep 60")
+
     def close(self) -> None:
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
 
@@ -397,4 +408,83 @@ def test_four_laptops_where_one_leaves_with_q_go_on_with_a_bot_and_finish_alike(
         for terminal in (ann, bob):
             if terminal is not None:
                 terminal.close()
+        lan.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+@pytest.mark.skipif(not LANPLAY.exists(), reason="no lanplay command beside the test interpreter")
+def test_a_laptop_killed_mid_round_comes_back_two_rounds_later_and_takes_its_seat_back(
+    tmp_path: Path, procs: list[Proc]
+) -> None:
+    """Issue 30, P-5.5, P-5.7: four laptops (a namespace each): three `lanplay bot` processes and Bob at the
+    full-screen table. Bob's lanplay is killed with SIGKILL in round 2 (no leave, his secrets unpublished). The
+    bots wait the table's patience, stop the round and go on with a bot in his seat. Two rounds later Bob
+    starts `lanplay` again: his lobby offers the seat back; Enter. His laptop publishes the secrets it owes,
+    every seat audits them, and he plays from the next round to the end. Nobody is exposed, and Bob's record of
+    the last table is byte for byte the bots' own."""
+    lan = lan_or_skip("kc", "10.85.0", 4)
+    bob = None
+    try:
+        # 6th Sense at four seats: four rounds (S-2.2), the void one not counted: killed in round 2, Bob asks
+        # during round 3 (two rounds after the one he was killed in) and plays round 4.
+        common = ["--game", "sixth-sense", "--option", "beginner=true", "--patience", "3", "--delay", "0.1"]
+        host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
+                                                lan.address(1), "-v"])  # fmt: skip
+        procs.append(host)
+        deadline = time.monotonic() + 30
+        while not (found := LOBBY_ON.search(host.err.read_text())):
+            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+            time.sleep(0.05)
+        address = f"{found.group(2)}:{found.group(3)}"
+        guests = [
+            Proc(lan, peer, tmp_path / f"l{peer}", ["bot", *common, "--table", found.group(1), "--interface",
+                                                      lan.address(peer)])
+            for peer in (2, 3)
+        ]
+        procs.extend(guests)
+        bob = NsTerminal("bob", lan, 4, tmp_path / "bob", "Bob", ("join", address))
+        bob.wait(lambda s: re.search(r"Your hand \([1-9]", s) is not None, "Bob's cards", timeout=GAME_LIMIT)
+        deadline = time.monotonic() + GAME_LIMIT
+        while "round 1 audited and confirmed" not in host.stdout():  # Bob plays round 1
+            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+            bob.keys("Tab", "Enter")
+            time.sleep(0.2)
+        bob.wait(lambda s: re.search(r"Your hand \(14", s) is not None, "round 2's cards", timeout=30, press="Enter")
+        bob.kill_lanplay()
+        killed = time.monotonic()
+        bob.wait(lambda s: "LOBBY-EXIT=137" in s, "lanplay killed")
+        # The bots go on with a bot in Bob's seat; round 2 is played again (a new deal) before he comes back.
+        deadline = time.monotonic() + GAME_LIMIT
+        while host.stdout().count("audited and confirmed") < 2:
+            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+            time.sleep(0.1)
+        went_on = time.monotonic() - killed
+        bob.start_again(lan, 4, "Bob")
+        offered = bob.wait(lambda s: "went on without you" in " ".join(s.split()) or "Which network" in s,
+                           "the seat offered back", timeout=30)  # fmt: skip
+        if "Which network" in offered:
+            bob.keys("Enter")
+            bob.wait(lambda s: "went on without you" in " ".join(s.split()), "the seat offered back", timeout=30)
+        bob.keys("Enter")
+        bob.wait(lambda s: re.search(r"Your hand \([1-9]", s) is not None, "Bob's cards again", timeout=GAME_LIMIT)
+        deadline = time.monotonic() + GAME_LIMIT
+        while "Final table" not in (screen := bob.screen()):
+            assert "Traceback" not in screen and time.monotonic() < deadline, screen
+            bob.keys("Tab", "Enter")
+            time.sleep(0.15)
+        assert "EXPOSED" not in screen and "convicted" not in screen, screen
+        assert [p.wait(GAME_LIMIT) for p in (host, *guests)] == [0, 0, 0], "".join(p.describe() for p in procs)
+        bob_records = {p.read_bytes() for p in (tmp_path / "bob").rglob("records/*.json")}
+        bots_records = [{p.read_bytes() for p in (tmp_path / h).rglob("records/*.json")} for h in ("l1", "l2", "l3")]
+        final = [json.loads(r) for r in bob_records if json.loads(r)["complete"]]
+        assert len(final) == 1 and final[0]["exposed"] == [], bob_records
+        assert all(json.dumps(final[0]).encode() and any(json.loads(r) == final[0] for r in b) for b in bots_records)
+        assert all(bob_records & b for b in bots_records), "Bob's last record is not the bots' own"
+        owed = [json.loads(r) for r in bots_records[0] if b'"bots"' in r]
+        assert owed and all(rec["exposed"] == [] for rec in owed), owed
+        print(f"kill -9 to a round confirmed with a bot in the seat: {went_on:.1f} s")
+    finally:
+        if bob is not None:
+            bob.close()
         lan.close()
