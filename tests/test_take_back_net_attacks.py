@@ -127,13 +127,6 @@ def _back_scene(tmp_path: Path, asks: int, done: Callable[[Scene], bool]) -> Sce
     return asyncio.run(run())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-6.2/P-5.6: the returning laptop learns that every seat signed the continuation that gives its seat "
-    "back only from the desk's {start}; its signature reaches the seats first (add_signature), so a link to the "
-    "desk that drops right after it leaves the seats playing that table and waiting for the person there, while "
-    "the returning laptop says the seat was not given back and has nothing of that table on its disk to resume",
-)
 def test_a_link_to_the_desk_that_drops_once_the_returning_laptop_signed_leaves_no_seat_waited_for_in_vain(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,13 +154,6 @@ def test_a_link_to_the_desk_that_drops_once_the_returning_laptop_signed_leaves_n
     assert not scene.failed and found is not None and found[0].table_id == scene.played.table_id, (scene, found)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.7/P-6.4: a take-back held at the desk stays held (TableRunner.take_backs, BackDesk._asking) after "
-    "its link drops, so the person's second request is refused ('not one this key may take back now'); the bot "
-    "leaves all the same, the seats decide the continuation with the first request, ask its dead link to sign, "
-    "and after a patience the game ends at every seat: one blip ends the game for the seats that wanted to go on",
-)
 def test_a_person_whose_link_to_the_desk_blips_after_the_request_is_held_asks_again_and_the_game_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -411,6 +411,7 @@ async def play_on(
 
     runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
     desk: BackDesk | None = None
+    closing: list[asyncio.Task[None]] = []  # desks of tables gone by, open until their people were told
     try:
         while runner.can_go_on():
             session = runner.session
@@ -430,10 +431,13 @@ async def play_on(
                 *(bot.go_on(True) for bot in runners[1:]),  # a bot of this laptop always goes on
                 return_exceptions=True,
             )
-            if desk is not None:
-                await desk.close()
-                desk = None
             plan = answers[0]
+            if desk is not None:
+                # Open a little longer for a person it gives a seat back to, whose link may drop before it is
+                # told the continuation is signed: asked again, the desk tells it then.
+                given = plan if isinstance(plan, Continuation) else None
+                closing.append(asyncio.ensure_future(desk.close_when_told(given, runner.settings.patience)))
+                desk = None
             if not isinstance(plan, Continuation):
                 break
             keys = {info.public_key for info in plan.seats}
@@ -477,4 +481,5 @@ async def play_on(
     finally:
         if desk is not None:
             await desk.close()
+        await asyncio.gather(*closing, return_exceptions=True)  # each ends within a patience
     return outcome

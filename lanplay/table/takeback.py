@@ -26,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.connection import Connection
@@ -61,6 +62,7 @@ log = logging.getLogger(__name__)
 
 MAX_DESK_MESSAGE = MAX_GO_ON_BYTES + 4096  # a whole continuation, with the rounds played so far
 DESK_TIMEOUT = 10.0  # the handshake, and each answer the returning laptop owes
+BACK_TRIES = 4  # links to the desk a returning laptop makes for one request (a blip drops one)
 
 
 class BackFailed(LobbyError):
@@ -82,10 +84,13 @@ async def _recv(ws: Connection, cipher: LinkCipher, timeout: float | None = None
 
 @dataclass
 class _Asking:
-    ws: ServerConnection
+    ws: ServerConnection  # the link the person asks on now (a blip and a new link replace it)
     cipher: LinkCipher
     back: TakeBack
     done: asyncio.Event
+    plan: Continuation | None = None  # the continuation told last: to sign, or signed by every seat
+    signed: bool = False
+    told: bool = False  # the signed one reached the person's link
 
 
 class BackDesk:
@@ -131,8 +136,9 @@ class BackDesk:
         if self._tasks:  # the last words to a returning laptop (its continuation to start) go out first
             await asyncio.wait(list(self._tasks), timeout=DESK_TIMEOUT)
         for asking in list(self._asking.values()):
-            with contextlib.suppress(Exception):
-                await _send(asking.ws, asking.cipher, {"error": why})
+            if not asking.told:
+                with contextlib.suppress(Exception):
+                    await _send(asking.ws, asking.cipher, {"error": why})
             asking.done.set()
         for task in list(self._tasks):
             task.cancel()
@@ -162,7 +168,20 @@ class BackDesk:
             if back.key != key:
                 await _send(ws, cipher, {"error": "a take-back is asked by the key that signs it"})
                 return
-            if back.seat in self._asking or not runner.hold_back(back, late):
+            held = self._asking.get(back.seat)
+            if held is not None and held.back.key == key:
+                # The same person on a new link (a blip): the request held stays, the link is this one, and
+                # the continuation is told again where it has got to.
+                held.ws, held.cipher = ws, cipher
+                await _send(ws, cipher, {"held": back.seat})
+                if held.plan is not None and held.signed:
+                    await self._tell(held.plan, True, back.seat, held)
+                    return
+                if held.plan is not None:
+                    self._spawn(self._tell(held.plan, False, back.seat, held))
+                await held.done.wait()
+                return
+            if held is not None or not runner.hold_back(back, late):
                 why = f"seat {back.seat} is not one this key may take back at table {runner.settings.table} now"
                 plan = runner.plan
                 if isinstance(plan, Continuation) and back.seat in plan.owes:
@@ -180,29 +199,48 @@ class BackDesk:
             with contextlib.suppress(Exception):
                 await ws.close()
 
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _on_continuation(self, plan: Continuation, signed: bool) -> None:
         for seat, asking in list(self._asking.items()):
             if plan.seats[seat] != asking.back.info():
                 continue
-            task = asyncio.get_running_loop().create_task(self._tell(plan, signed, seat, asking))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            asking.plan, asking.signed = plan, signed
+            self._spawn(self._tell(plan, signed, seat, asking))
 
     async def _tell(self, plan: Continuation, signed: bool, seat: int, asking: _Asking) -> None:
+        ws, cipher = asking.ws, asking.cipher
         try:
             if signed:
-                await _send(asking.ws, asking.cipher, {"start": plan.to_json()})
-                del self._asking[seat]
+                await _send(ws, cipher, {"start": plan.to_json()})
+                asking.told = True
                 asking.done.set()
                 return
-            await _send(asking.ws, asking.cipher, {"sign": plan.to_json()})
-            answer = await _recv(asking.ws, asking.cipher, DESK_TIMEOUT)
+            await _send(ws, cipher, {"sign": plan.to_json()})
+            answer = await _recv(ws, cipher, DESK_TIMEOUT)
             signature = answer.get("sig")
             if isinstance(signature, str):
                 self.runner.add_signature(plan.table_id, seat, signature)  # every seat checks it (collect)
         except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
+            # The person may ask again on a new link while this desk is open: told again there.
             log.warning("take-back desk: %s", exc)
-            asking.done.set()
+
+    async def close_when_told(self, plan: Continuation | None, patience: float) -> None:
+        """Close once every person the continuation `plan` gives a seat back to was told it signed, or after
+        `patience` (a link that dropped may be made again meanwhile); the others are told at once why not."""
+        for seat, asking in list(self._asking.items()):
+            if plan is None or plan.seats[seat] != asking.back.info():
+                with contextlib.suppress(Exception):
+                    await _send(asking.ws, asking.cipher, {"error": "the seat was not given back at this round's end"})
+                asking.done.set()
+                del self._asking[seat]
+        deadline = asyncio.get_running_loop().time() + patience
+        while any(not a.told for a in self._asking.values()) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.1)
+        await self.close()
 
 
 async def find_desk(interface: str, identity: Identity, timeout: float) -> TableAdvert:
@@ -238,6 +276,20 @@ def _check_descends(prior: Continuation, seat: int, key: str, data_dir: Path) ->
     return left
 
 
+@dataclass
+class _Request:
+    """What the returning laptop asked, kept across links to the desk: the same signed request is asked again
+    after a blip (a new one would name another port, and the desk holds the first)."""
+
+    prior: Continuation | None = None
+    back: TakeBack | None = None
+    late: list[JSONObject] = field(default_factory=list)
+
+
+class _LinkLost(Exception):
+    """The link to the desk dropped after the request was sent: worth asking again."""
+
+
 async def take_back(
     advert: TableAdvert,
     *,
@@ -250,9 +302,32 @@ async def take_back(
     """Ask the desk of `advert` for the seat this laptop's key left back (the desk's plan says which);
     returns the continuation that gives it back, signed by every seat and checked. `data_dir`: this laptop's
     journals; the desk's table must go on from a table it sat at there (`_check_descends`). `on_plan`: told the
-    plan of the table playing now and the seat, once the request is held there. `BackFailed` saying why
-    otherwise."""
+    plan of the table playing now and the seat, once the request is held there. A link to the desk that drops
+    once the request is out (a Wi-Fi blip) is made again, up to `BACK_TRIES` times, and the same request asked
+    again: the desk keeps it, and tells the continuation where it has got to. `BackFailed` saying why otherwise."""
+    request = _Request()
     port = free_port(interface)
+    for attempt in range(BACK_TRIES):
+        try:
+            return await _ask(advert, request, identity, name, interface, data_dir, port, on_plan)
+        except _LinkLost as exc:
+            if attempt + 1 == BACK_TRIES:
+                raise BackFailed(f"cannot reach the table's take-back desk: {exc}") from None
+            log.info("the link to the take-back desk dropped (%s): asking again", exc)
+            await asyncio.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+async def _ask(
+    advert: TableAdvert,
+    request: _Request,
+    identity: Identity,
+    name: str,
+    interface: str,
+    data_dir: Path,
+    port: int,
+    on_plan: Callable[[Continuation, int], None] | None,
+) -> Continuation:
     key = identity.public.hex()
     try:
         async with ws_connect(
@@ -263,22 +338,32 @@ async def take_back(
             if PublicIdentity.from_hex(desk_key).fingerprint != advert.host_fingerprint:
                 raise BackFailed("the take-back desk proved another key than its advert names: refusing it")
             first = await _recv(ws, cipher, DESK_TIMEOUT)
-            prior = Continuation.from_json(first.get("plan"))
-            prior.verify()
-            seats = [seat for seat, left in prior.left.items() if left == key]
-            if prior.table_id != advert.table_id or not seats:
-                raise BackFailed("the desk's table left no seat to this laptop")
-            left = _check_descends(prior, seats[0], key, data_dir)
-            late: list[JSONObject] = []
-            if seats[0] in prior.owes:  # P-5.5: the secrets of the round it went away in, published first
-                try:
-                    late = publish_owed(left, identity, data_dir)
-                except (ResumeFailed, StoreError) as exc:
-                    raise BackFailed(f"cannot publish the secrets this seat owes: {exc}") from None
-            back = make_take_back(identity, advert.table_id, seats[0], name, interface, port, late)
-            await _send(ws, cipher, {"back": back.to_json(), "late": late} if late else {"back": back.to_json()})
+            if request.prior is None or request.back is None:
+                prior = Continuation.from_json(first.get("plan"))
+                prior.verify()
+                seats = [seat for seat, left in prior.left.items() if left == key]
+                if prior.table_id != advert.table_id or not seats:
+                    raise BackFailed("the desk's table left no seat to this laptop")
+                left = _check_descends(prior, seats[0], key, data_dir)
+                if seats[0] in prior.owes:  # P-5.5: the secrets of the round it went away in, published first
+                    try:
+                        request.late = publish_owed(left, identity, data_dir)
+                    except (ResumeFailed, StoreError) as exc:
+                        raise BackFailed(f"cannot publish the secrets this seat owes: {exc}") from None
+                request.prior = prior
+                request.back = make_take_back(identity, advert.table_id, seats[0], name, interface, port, request.late)
+            prior, back = request.prior, request.back
+            if first.get("plan") != prior.to_json():
+                raise BackFailed("the take-back desk shows another table than the one this laptop asked at")
+            asked: JSONObject = {"back": back.to_json()}
+            if request.late:
+                asked["late"] = list(request.late)
+            await _send(ws, cipher, asked)
             while True:
-                message = await _recv(ws, cipher)
+                try:
+                    message = await _recv(ws, cipher)
+                except (ConnectionClosed, OSError) as exc:
+                    raise _LinkLost(str(exc) or type(exc).__name__) from None
                 if "error" in message:
                     raise BackFailed(f"the seat was not given back: {shown(str(message['error']))[:200]}")
                 if "held" in message:
@@ -298,6 +383,8 @@ async def take_back(
     except ProtocolError as exc:
         raise BackFailed(f"the way back does not hold: {exc.message}") from None
     except (OSError, TimeoutError, WebSocketException) as exc:
+        if request.back is not None:  # the request is out: the desk holds it, ask again
+            raise _LinkLost(str(exc) or type(exc).__name__) from None
         raise BackFailed(f"cannot reach the table's take-back desk: {exc or type(exc).__name__}") from None
 
 
