@@ -656,3 +656,39 @@ def test_a_present_seat_the_late_audit_exposes_sits_at_no_later_table(tmp_path: 
     c2 = _decide_back(t2, c1, offers)
     y = identities[1].public.hex()
     assert c2 is None or all(info.public_key != y for info in c2.seats)
+
+
+class _Mesh:
+    """What a runner broadcasts over the continuation's mesh, kept to be delivered by hand."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def broadcast(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+@pytest.mark.xfail(strict=True, reason="P-5.4, P-6.2: a proof found while settling late messages is not passed on "
+                   "(the seat that finds it holds nothing, so it sends nothing)")  # fmt: skip
+def test_a_returning_seat_exposed_where_its_late_secrets_reach_is_exposed_at_every_present_seat(
+    tmp_path: Path,
+) -> None:
+    """The way a take-back travels: the desk's seat (0) gets it first and settles it; it passes on over the mesh
+    only what it holds. Late secrets the audit refuses expose the returning seat at seat 0; P-5.4: "a proof
+    ... is passed on to every seat at once", so seat 1, once it had everything seat 0 sent, exposes it too."""
+    table = _killed()
+    c1, identities, t2 = copy.deepcopy(_t2_base())
+    p2 = table.identities[RETURNING]
+    late = _late(table)
+    secrets = copy.deepcopy(late[5])
+    deck = secrets["body"]["secrets"]  # type: ignore[index]
+    deck["permutation"][0], deck["permutation"][1] = deck["permutation"][1], deck["permutation"][0]
+    lying = [*late[:5], _sign(p2, secrets)]
+    desk, other = (_runner(c1, identities[s], table.sessions[s], tmp_path / str(s)) for s in PRESENT)
+    mesh = _Mesh()
+    desk.mesh = mesh  # type: ignore[assignment]
+    assert not desk.hold_back(_back(p2, t2, lying), lying)  # tell: passed on if held
+    assert set(table.sessions[0].convictions) == {RETURNING}
+    for data in mesh.sent:
+        other._go_on_received(0, data)
+    assert set(table.sessions[1].convictions) == {RETURNING}
