@@ -49,7 +49,7 @@ from protocol.encoding import JSONObject, canonical
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
 from protocol.signed import SignedMessage, sign_message
-from protocol.table import LinkChanged, TableSession
+from protocol.table import Decided, LinkChanged, Received, TableSession
 from protocol.table.session import MAX_HELD
 from protocol.table.verify import check_end, verify
 
@@ -263,6 +263,26 @@ def test_late_messages_naming_another_history_expose_only_the_returning_seat_or_
     assert verdicts[0] == verdicts[1]
     if case != "got more than came":
         assert verdicts == {0: False, 1: False}
+    _agree(table)
+
+
+def test_a_late_move_on_the_history_before_the_stop_settles_and_changes_no_round() -> None:
+    """The returning laptop, replayed, is given the moves made before the stops (they are in every seat's
+    chain) and makes the move it was stopped for, then leaves: a step judged on the history it names, the
+    stop still stands, the round stays void; nobody exposed, both seats alike, the record digest unchanged."""
+    table = _killed()
+    returning, s0 = table.sessions[RETURNING], table.sessions[0]
+    for seat in PRESENT:
+        kinds = [m.kind for m in s0.ledger.chains[seat]]
+        for m in s0.ledger.chains[seat][: kinds.index("stop")]:
+            returning.handle(Received(seat, m.to_wire(), table.now))
+    moves = returning.decision_json()
+    assert moves
+    returning.handle(Decided(moves[0], table.now))
+    late = _late(table)
+    assert [m["kind"] for m in late][3:] == ["move", "move", "leave", "secrets"]
+    assert _settle_all(table, late) == {0: True, 1: True}
+    assert not any(table.sessions[s].convictions for s in PRESENT)
     _agree(table)
 
 
