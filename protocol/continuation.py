@@ -45,7 +45,7 @@ from protocol.plan import (
 )
 from protocol.table.messages import is_digest
 from protocol.table.session import TableSession
-from protocol.table.values import Received, TableSettings
+from protocol.table.values import Received, Send, TableSettings
 from protocol.table.verify import Plan, round_start
 from protocol.version import RULES_DIGEST
 
@@ -94,21 +94,28 @@ def late_digest(messages: Sequence[JSONObject]) -> str:
     return sha256_hex(canonical(list(messages)))
 
 
-def settle_owed(session: TableSession, seat: int, messages: Sequence[JSONObject], now: float) -> bool:
+def settle_owed(
+    session: TableSession, seat: int, messages: Sequence[JSONObject], now: float, found: list[bytes] | None = None
+) -> bool:
     """P-5.5, P-5.7: a seat whose secrets for the stopped round of `session`'s table never came (its laptop
     died, or lost the table) publishes them late, coming back: its chain of that round as its journal holds
     it, a signed leave and its secrets, each fed to the ended table's session as any message of the round
     (judged on the history it names; the audit runs once every seat's secrets are in, and a fault it finds
-    exposes the seat there with a proof, as at any audit). The confirmed rounds do not change (the round
-    stays void). True if the seat has now left that table with its secrets and nothing exposed it."""
+    exposes its seat there with a proof, as at any audit). The confirmed rounds do not change (the round
+    stays void). A late set is the seat's own messages of the round's steps, a leave and its secrets: a stop,
+    wait or end signed now would speak of a table that ended without it. `found`: where the proofs this
+    finds are added, to be passed on to every seat (P-5.4), each in the form `session` sends it. True if the
+    seat has now left that table with its secrets and nothing exposed it."""
     key = session.settings.seats[seat].peer_id
     if not 0 < len(messages) <= MAX_LATE_MESSAGES:
         return False
     for raw in messages:
-        if not isinstance(raw, dict) or raw.get("author") != key:
-            return False  # only the seat's own: nothing of another seat comes this way
+        if not isinstance(raw, dict) or raw.get("author") != key or raw.get("kind") in ("stop", "wait", "end"):
+            return False  # only the seat's own steps: nothing of another seat, nothing about the end
     for raw in messages:
-        session.handle(Received(None, canonical(raw), now))
+        for output in session.handle(Received(None, canonical(raw), now)):
+            if found is not None and isinstance(output, Send) and output.data.startswith(b'{"proof":'):
+                found.append(output.data)
     return seat in session.left and seat in session.ledger.secrets and seat not in session.convictions
 
 

@@ -422,8 +422,6 @@ def _honest_seat_named_as_owing_secrets(table: Table) -> list[JSONObject]:
     return _relinked(p2, [*late[:4], stop, leave, secrets], 4)
 
 
-@pytest.mark.xfail(strict=True, reason="P-5.8: a late stop changes which seats the ended table's record says "
-                   "signed its end (TableSession.present counts it)")  # fmt: skip
 def test_a_late_stop_naming_an_honest_seat_does_not_change_who_signed_the_ended_tables_end() -> None:
     """The ended table's record names the seats that signed its end (`check_end`); late messages of the
     returning seat (a stop of seat 0 for its secrets, on a history where they were owed) must not unseat an
@@ -449,8 +447,6 @@ def test_a_late_stop_naming_an_honest_seat_exposes_nobody_and_changes_no_round()
         assert not session.convictions and session.record_digest() == digest
 
 
-@pytest.mark.xfail(strict=True, reason="P-6.2: a proof found while settling late messages is not passed on: "
-                   "a private message's other version is seen by its one recipient only")  # fmt: skip
 def test_another_version_of_a_private_late_message_exposes_the_returning_seat_at_every_seat() -> None:
     """The late set carries another version of the hand keys seat 2 sent seat 0 before its laptop died (a
     private message, on the channel to seat 0). Both seats settle the same set; seat 0 holds the first
@@ -460,8 +456,12 @@ def test_another_version_of_a_private_late_message_exposes_the_returning_seat_at
     late = _late(table)
     held = table.sessions[0].private_in[RETURNING].msgs[0].to_json()
     forked = _sign(table.identities[RETURNING], _padded(held))
-    verdicts = {s: settle_owed(table.sessions[s], RETURNING, [*late, forked], table.now) for s in PRESENT}
-    assert verdicts[0] is False and set(table.sessions[0].convictions) == {RETURNING}
+    found: dict[int, list[bytes]] = {s: [] for s in PRESENT}
+    verdicts = {s: settle_owed(table.sessions[s], RETURNING, [*late, forked], table.now, found[s]) for s in PRESENT}
+    assert verdicts[0] is False and set(table.sessions[0].convictions) == {RETURNING} and found[0]
+    for seat in PRESENT:  # each proof passed on to the other seat, as the runner does (go-on-proof)
+        for proof in found[1 - seat]:
+            table.sessions[seat].handle(Received(1 - seat, proof, table.now))
     _agree(table)
 
 
@@ -607,9 +607,6 @@ def test_a_runner_holds_the_take_back_once_its_late_set_settles(tmp_path: Path) 
     assert runner.take_backs[RETURNING].owed == late_digest(late) and not table.sessions[1].convictions
 
 
-@pytest.mark.xfail(strict=True, reason="P-6.2: a seat that holds one late set never settles another version "
-                   "(hold_back drops it): the returning seat's two versions of its leave go unexposed and the "
-                   "seats' records of the ended table disagree")  # fmt: skip
 def test_two_late_sets_sent_to_two_seats_expose_the_returning_seat_at_both(tmp_path: Path) -> None:
     """The returning laptop, with the desk, sends seat 0 its honest late set and seat 1 another version of its
     leave and secrets (as `_variant`: every step valid on the history it names). Each seat holds what it got
@@ -688,8 +685,6 @@ class _Mesh:
         self.sent.append(data)
 
 
-@pytest.mark.xfail(strict=True, reason="P-5.4, P-6.2: a proof found while settling late messages is not passed on "
-                   "(the seat that finds it holds nothing, so it sends nothing)")  # fmt: skip
 def test_a_returning_seat_exposed_where_its_late_secrets_reach_is_exposed_at_every_present_seat(
     tmp_path: Path,
 ) -> None:

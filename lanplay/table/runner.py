@@ -108,6 +108,7 @@ def announced_port_range() -> range:
 
 GO_ON_PREFIX = b'{"go-on'  # canonical JSON of an offer or a continuation's signature (`go_on`)
 MAX_SETTLE_TRIES = 4  # sets of late secrets settled per returning seat (`OwedSecrets`)
+MAX_LATE_PROOFS = 8  # proofs kept and passed on per ended table (`OwedSecrets`)
 MAX_GO_ON_BYTES = 256 << 10  # a whole signed continuation, with the rounds played so far (the mesh's limit)
 
 
@@ -151,13 +152,15 @@ class Outcome:
 class OwedSecrets:
     """The ended table a continuation goes on from, as this laptop's session of it holds it: where a returning
     person's late secrets for its stopped round are settled (`settle_owed`) before a seat of this laptop holds
-    that person's take-back (P-5.5, P-5.7). One per laptop, shared by its seats at the continuation. A proof
-    the late secrets bring is written into that table's record (outside its digest, P-5.8)."""
+    that person's take-back (P-5.5, P-5.7), and where the proofs they bring are kept and passed on (P-5.4). One
+    per laptop, shared by its seats at the continuation. A proof is written into that table's record (outside
+    its digest, P-5.8)."""
 
     def __init__(self, session: TableSession, data_dir: Path) -> None:
         self.session = session
         self.data_dir = data_dir
         self._settled: dict[tuple[int, str], bool] = {}
+        self.proofs: list[bytes] = []  # the proofs found or taken here, each once, to pass on
 
     def settle(self, seat: int, late: Sequence[JSONObject]) -> bool:
         """True if `late` publishes seat `seat`'s secrets there and nothing exposed it (each set once)."""
@@ -165,16 +168,35 @@ class OwedSecrets:
         if key not in self._settled and sum(tried == seat for tried, _ in self._settled) >= MAX_SETTLE_TRIES:
             return False  # P-6.6: a few tries a seat, each of a bounded size
         if key not in self._settled:
-            session = self.session
-            exposed = set(session.convictions)
-            self._settled[key] = settle_owed(session, seat, late, time.time())
-            if set(session.convictions) != exposed:
-                settings = session.settings
-                label = record_label(settings.game, settings.names)
-                with contextlib.suppress(StoreError):
-                    save_record(self.data_dir, settings.table, _dumps(session.record_json()), label)
-                log.warning("the late secrets of seat %d exposed it: %s", seat, "; ".join(session.convicted_lines()))
-        return self._settled[key]
+            exposed = set(self.session.convictions)
+            found: list[bytes] = []
+            self._settled[key] = settle_owed(self.session, seat, late, time.time(), found)
+            self._keep(found, exposed)
+        return self._settled[key] and seat not in self.session.convictions
+
+    def take_proof(self, sender: int, data: bytes) -> bool:
+        """A proof seat `sender` found settling late secrets (P-5.4): judged here as any proof that seat passes
+        on (the seats keep their order from one table to the next); True if it exposed a seat here."""
+        if data in self.proofs or len(self.proofs) >= MAX_LATE_PROOFS or not data.startswith(b'{"proof":'):
+            return False
+        exposed = set(self.session.convictions)
+        self.session.handle(Received(sender, data, time.time()))
+        self._keep([data], exposed)
+        return set(self.session.convictions) != exposed
+
+    def _keep(self, found: list[bytes], exposed: set[int]) -> None:
+        for data in found:
+            if data not in self.proofs and len(self.proofs) < MAX_LATE_PROOFS:
+                self.proofs.append(data)
+        session = self.session
+        new = set(session.convictions) - exposed
+        if new:
+            settings = session.settings
+            label = record_label(settings.game, settings.names)
+            with contextlib.suppress(StoreError):
+                save_record(self.data_dir, settings.table, _dumps(session.record_json()), label)
+            lines = session.convicted_lines()
+            log.warning("late secrets settled at table %s exposed: %s", settings.table, "; ".join(lines))
 
 
 class TableRunner:
@@ -235,6 +257,7 @@ class TableRunner:
         self.take_backs: dict[int, TakeBack] = {}
         self._late: dict[int, list[JSONObject]] = {}  # the late messages a take-back of a seat owing secrets came with
         self.owed: OwedSecrets | None = None  # where those are settled: the table this one goes on from
+        self._late_told: set[str] = set()  # digests of the late sets passed on from here
         self._leave_at_round_end = False
         self.on_continuation: Callable[[Continuation, bool], None] | None = None
 
@@ -540,7 +563,17 @@ class TableRunner:
         except ProtocolError:
             return
         offer, sig, whole = raw.get("go-on"), raw.get("go-on-sig"), raw.get("go-on-plan")
-        if "go-on-back" in raw and set(raw) <= {"go-on-back", "late"}:
+        if "go-on-proof" in raw and len(raw) == 1:
+            proof = raw["go-on-proof"]
+            owed = self.owed
+            if owed is not None and isinstance(proof, str) and len(proof) <= 2 * MAX_GO_ON_BYTES:
+                with contextlib.suppress(ValueError):
+                    data = bytes.fromhex(proof)
+                    if owed.take_proof(seat, data) and self.mesh is not None:
+                        with contextlib.suppress(MeshError):
+                            self.mesh.broadcast(canonical({"go-on-proof": proof}))
+                    self._drop_exposed()
+        elif "go-on-back" in raw and set(raw) <= {"go-on-back", "late"}:
             late = raw.get("late", [])
             if isinstance(late, list) and all(isinstance(m, dict) for m in late):
                 with contextlib.suppress(ProtocolError):
@@ -564,28 +597,59 @@ class TableRunner:
         if it holds here (signed on this table by the key its seat's plan left it to), one per seat; a seat
         that owes the stopped round's secrets of the table before, only if `late` (the messages the request
         names) publishes them there and nothing exposed it (`OwedSecrets`). `tell`: passed on to every seat.
-        The bot in that seat leaves at the end of the round, so the table ends and the seats go on with the
-        person back. False if it does not hold or the seat has one already."""
+        Every late set settled here is passed on, held or not, with the proofs it brought, so every seat
+        settles the same sets and exposes the same seats (P-5.4, P-6.2); one that exposes the seat drops the
+        request held for it. The bot in that seat leaves at the end of the round, so the table ends and the
+        seats go on with the person back. False if it does not hold or the seat has one already."""
         plan = self.plan
         left, owes = (plan.left, plan.owes) if isinstance(plan, Continuation) else ({}, ())
-        if not back.holds(self.settings.table, left) or back.seat in self.take_backs:
+        if not back.holds(self.settings.table, left):
             return False
         if back.seat in owes:
+            if self.owed is None and isinstance(plan, Continuation):
+                self.owed = owed_from_journal(plan, self.identity, self.data_dir)  # a laptop started again
             owed = self.owed
-            if not back.owed or late_digest(late) != back.owed or owed is None or not owed.settle(back.seat, late):
+            if not back.owed or late_digest(late) != back.owed or owed is None:
+                return False
+            told = len(owed.proofs)
+            settled = owed.settle(back.seat, late)
+            self._pass_on(back, late, owed.proofs[told:])
+            if owed.session.convictions.get(back.seat) is not None:
+                self.take_backs.pop(back.seat, None)  # exposed at the table before: no seat for it (P-5.4)
+                self._late.pop(back.seat, None)
+                return False
+            if not settled or back.seat in self.take_backs:
                 return False
             self._late[back.seat] = list(late)
+        elif back.seat in self.take_backs:
+            return False
         self.take_backs[back.seat] = back
         if back.seat == self.me:
             self._leave_at_round_end = True
-        if tell and self.mesh is not None:
-            message: JSONObject = {"go-on-back": back.to_json()}
-            if back.seat in self._late:
-                message["late"] = list(self._late[back.seat])
+        if tell and back.seat not in owes and self.mesh is not None:
             with contextlib.suppress(MeshError):
-                self.mesh.broadcast(canonical(message))
+                self.mesh.broadcast(canonical({"go-on-back": back.to_json()}))
         self._wake.set()
         return True
+
+    def _drop_exposed(self) -> None:
+        """A take-back held for a seat the table before has exposed since is dropped (P-5.4)."""
+        owed = self.owed
+        if owed is not None:
+            for seat in [seat for seat in self.take_backs if seat in owed.session.convictions]:
+                del self.take_backs[seat]
+                self._late.pop(seat, None)
+
+    def _pass_on(self, back: TakeBack, late: Sequence[JSONObject], proofs: Sequence[bytes]) -> None:
+        """Each late set once to every seat (whoever sent it here), and each proof it brought (P-5.4, P-6.2)."""
+        if self.mesh is None:
+            return
+        with contextlib.suppress(MeshError):
+            if back.owed not in self._late_told:
+                self._late_told.add(back.owed)
+                self.mesh.broadcast(canonical({"go-on-back": back.to_json(), "late": list(late)}))
+            for proof in proofs:
+                self.mesh.broadcast(canonical({"go-on-proof": proof.hex()}))
 
     def add_signature(self, table: str, seat: int, signature: str) -> None:
         """A seat's signature on a continuation that came another way (a returning laptop's, through the
@@ -914,6 +978,21 @@ class _Away:
     """The player of a seat whose table is over: asked nothing."""
 
     async def decide(self, runner: TableRunner, moves: tuple[Any, ...]) -> Any:
+        return None
+
+
+def owed_from_journal(plan: Continuation, identity: Identity, data_dir: Path) -> OwedSecrets | None:
+    """Where late secrets are settled when this laptop's session of the table `plan` goes on from is gone (the
+    laptop started again): that table's journal here, replayed. None if there is none or it does not replay."""
+    seat = [info.public_key for info in plan.seats].index(identity.public.hex())
+    try:
+        records = Journal(journal_path(data_dir, plan.prior, seat)).read()
+        prior = plan_from_json(records[0].get("plan")) if records else None
+        if prior is None or prior.table_id != plan.prior:
+            return None
+        runner = TableRunner(prior, identity, data_dir, _Away(), "")
+        return OwedSecrets(runner._restore(runner._journal_records()), data_dir)
+    except (StoreError, ProtocolError, LobbyError, ValueError):
         return None
 
 
