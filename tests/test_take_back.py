@@ -28,7 +28,7 @@ from protocol.continuation import (
 from protocol.identity import Identity
 from protocol.plan import PlanError, SeatInfo, bot_vouch
 from protocol.signed import sign_message
-from protocol.table import Leave, LinkChanged
+from protocol.table import Halt, Leave, LinkChanged
 
 GAME, OPTIONS = "sixes", {"chips": 6}
 HOST = "127.0.0.1"
@@ -387,3 +387,29 @@ def test_late_messages_of_another_seat_settle_nothing() -> None:
     assert not settle_owed(session, 2, [*late, other[-1]], table.now)
     assert not settle_owed(session, 2, [], table.now)
     assert 2 not in session.ledger.secrets  # nothing of it was fed
+
+
+def test_a_halt_stops_the_round_at_every_seat_and_convicts_nobody() -> None:
+    """A seat that holds a proof from the table before against a seat sitting here stops the round (`Halt`,
+    P-5.5's audit stop, naming no seat): every seat stops, publishes its secrets, the round is void, and
+    nobody is exposed here; the table ends early, so the seats are asked whether to go on (P-5.7)."""
+    table = make_table(GAME, 3, OPTIONS, seed=7)
+    for _ in range(4000):
+        if all(s.rounds for s in table.sessions):
+            break
+        assert table.step()
+    for _ in range(2):
+        table.step()
+    table.feed(0, Halt("P1 was exposed at the table before", table.now))
+    for _ in range(10):
+        table.run()
+        table.wait(31)
+        if all(s.finished for s in table.sessions):
+            break
+    assert all(s.finished and not s.complete and not s.convictions for s in table.sessions)
+    assert all(s.present() == (0, 1, 2) for s in table.sessions)
+    stops = table.sessions[1].record_json()["stops"]
+    assert [(stop["by"], stop["seat"], stop["reason"]) for stop in stops] == [
+        (0, None, "P1 was exposed at the table before")
+    ]
+    assert len({s.record_digest() for s in table.sessions}) == 1

@@ -649,13 +649,6 @@ def _cheat_continuation() -> tuple[Table, Continuation, list[Identity], Table]:
     return table, c1, identities, _bot_left(c1, identities)
 
 
-SITS_ON = (
-    "P-5.4, P-5.7: a seat the late audit exposes at the ended table goes on sitting at its continuations "
-    "(nothing takes it out of the table playing now or the next)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=SITS_ON)
 def test_a_present_seat_the_late_audit_exposes_sits_at_no_later_table(tmp_path: Path) -> None:
     """The same table went on (T2: seat 1 is Y, a present seat; seat 2 a bot, owing). The returning laptop's
     late secrets expose Y at T1 when the seats of T2 settle them: the returning seat has settled, every
@@ -667,9 +660,17 @@ def test_a_present_seat_the_late_audit_exposes_sits_at_no_later_table(tmp_path: 
     late = _late(table)
     runner = _runner(c1, identities[0], table.sessions[0], tmp_path)
     back = _back(p2, t2, late)
-    assert runner.hold_back(back, late, tell=False)  # honest seat 0 settles it: the audit exposes Y at T1
+    runner.hold_back(back, late, tell=False)  # honest seat 0 settles it: the audit exposes Y at T1
     assert set(table.sessions[0].convictions) == {1}
-    offers = _take_back_offers(t2, c1, {0: {2: back}, 1: {2: back}}, Identity.generate())
+    assert runner.barred == {1}  # Y sits here with the same key: this seat stops the round and ends the game
+    s0 = t2.sessions[0]
+    keys = [s.public_key for s in c1.seats]
+    go = {0: not runner.barred, 1: True}  # seat 0 answers as its runner does (go_on); Y wants to go on
+    offers = {
+        seat: Offer.from_json(make_offer(s0.settings.table, s0.record_digest(), seat, go[seat], t2.identities[seat],
+                                         {}, (), None, {2: back}).to_json(), keys)
+        for seat in PRESENT
+    }  # fmt: skip
     c2 = _decide_back(t2, c1, offers)
     y = identities[1].public.hex()
     assert c2 is None or all(info.public_key != y for info in c2.seats)

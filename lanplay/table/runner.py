@@ -58,6 +58,7 @@ from protocol.table import (
     Event,
     Exposed,
     Finished,
+    Halt,
     Input,
     Leave,
     LinkChanged,
@@ -258,6 +259,9 @@ class TableRunner:
         self._late: dict[int, list[JSONObject]] = {}  # the late messages a take-back of a seat owing secrets came with
         self.owed: OwedSecrets | None = None  # where those are settled: the table this one goes on from
         self._late_told: set[str] = set()  # digests of the late sets passed on from here
+        # Seats sitting here that the table before has exposed since (late secrets brought the proof): this seat
+        # stops the round and ends the game at the go-on (P-5.4, P-5.7).
+        self.barred: set[int] = set()
         self._leave_at_round_end = False
         self.on_continuation: Callable[[Continuation, bool], None] | None = None
 
@@ -614,10 +618,9 @@ class TableRunner:
             told = len(owed.proofs)
             settled = owed.settle(back.seat, late)
             self._pass_on(back, late, owed.proofs[told:])
+            self._drop_exposed()
             if owed.session.convictions.get(back.seat) is not None:
-                self.take_backs.pop(back.seat, None)  # exposed at the table before: no seat for it (P-5.4)
-                self._late.pop(back.seat, None)
-                return False
+                return False  # exposed at the table before: no seat for it (P-5.4)
             if not settled or back.seat in self.take_backs:
                 return False
             self._late[back.seat] = list(late)
@@ -633,12 +636,26 @@ class TableRunner:
         return True
 
     def _drop_exposed(self) -> None:
-        """A take-back held for a seat the table before has exposed since is dropped (P-5.4)."""
+        """A take-back held for a seat the table before has exposed since is dropped; a seat exposed there
+        that sits here with the same key is barred: this seat stops the round (P-5.4, P-5.7: "that table" is
+        the chain of plans, and the exposed seat does not sit at it again)."""
         owed = self.owed
-        if owed is not None:
-            for seat in [seat for seat in self.take_backs if seat in owed.session.convictions]:
-                del self.take_backs[seat]
-                self._late.pop(seat, None)
+        if owed is None:
+            return
+        for seat in [seat for seat in self.take_backs if seat in owed.session.convictions]:
+            del self.take_backs[seat]
+            self._late.pop(seat, None)
+        before = owed.session.settings.seats
+        for seat in owed.session.convictions:
+            same = 0 <= seat < len(self.plan.seats) and self.plan.seats[seat].public_key == before[seat].hex()
+            if same and seat not in self.barred:
+                self.barred.add(seat)
+                name = self.settings.names[seat]
+                reason = f"{name} was exposed at the table before by a proof late secrets brought"
+                log.warning("%s: this seat stops the round, and the game ends at this table's end", reason)
+                if self.session is not None and not self.session.finished:
+                    ms, now = self._now()
+                    self._handle(Halt(reason, now), {"t": "halt", "reason": reason, "ms": ms})
 
     def _pass_on(self, back: TakeBack, late: Sequence[JSONObject], proofs: Sequence[bytes]) -> None:
         """Each late set once to every seat (whoever sent it here), and each proof it brought (P-5.4, P-6.2)."""
@@ -707,6 +724,9 @@ class TableRunner:
             if not self.can_go_on():
                 return None
             self._asked_go_on = True
+            self._drop_exposed()
+            if self.barred:
+                go = False  # a seat here was exposed at the table before: the game ends (P-5.4)
             present = session.present()
             prior, digest = self.settings.table, session.record_digest()
             my_key = self.identity.public.hex()
@@ -939,7 +959,7 @@ def journal_inputs(
         try:
             if kind == "done":
                 continue
-            if kind not in ("start", "in", "decide", "stop", "leave", "note"):
+            if kind not in ("start", "in", "decide", "stop", "leave", "note", "halt"):
                 raise ProtocolError("P-5.6", f"a record of kind {str(kind)[:40]!r}, which this version does not write")
             if (kind == "start") != (line == first_line):
                 raise ProtocolError("P-5.6", "the start must be the first record after the table, and only there")
@@ -964,6 +984,11 @@ def journal_inputs(
                 inputs.append((line, StopFor(seat, owed, to, now)))
             elif kind == "leave":
                 inputs.append((line, Leave(now)))
+            elif kind == "halt":
+                reason = record.get("reason")
+                if not isinstance(reason, str) or len(reason) > 400:
+                    raise ProtocolError("P-5.6", "a halt says why in a line")
+                inputs.append((line, Halt(reason, now)))
             else:
                 inputs.append((line, NoteWaiting(now)))
         except ProtocolError as exc:

@@ -68,6 +68,7 @@ from protocol.table.values import (
     Exposed,
     Finished,
     GameOver,
+    Halt,
     Input,
     Leave,
     LinkChanged,
@@ -251,6 +252,9 @@ class TableSession:
                 self._stop_for(event)
             elif isinstance(event, Leave):
                 self._leave()
+            elif isinstance(event, Halt):
+                if not self.finished and self.me not in self.left:
+                    self._audit_stop(event.reason)
             elif isinstance(event, NoteWaiting):
                 if self.note_due(event.now):
                     self._noted_for = frozenset(o for o in self._since if o.to == self.me)

@@ -95,7 +95,17 @@ class NoteWaiting:
     now: float
 
 
-Input = Start | Received | Decided | Tick | LinkChanged | StopFor | Leave | NoteWaiting
+@dataclass(frozen=True, slots=True)
+class Halt:
+    """This seat stops the round, naming no seat (P-5.5's audit stop): it holds a proof, found at the table
+    this one goes on from, against a seat sitting here, which "does not sit at that table again" (P-5.4,
+    P-5.7: that table is the chain of plans). Convicts nobody here; `reason` says why on every screen."""
+
+    reason: str
+    now: float
+
+
+Input = Start | Received | Decided | Tick | LinkChanged | StopFor | Leave | NoteWaiting | Halt
 
 
 # -- outputs -----------------------------------------------------------------------------------------
