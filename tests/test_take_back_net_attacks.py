@@ -181,12 +181,6 @@ def test_a_person_whose_link_to_the_desk_blips_after_the_request_is_held_asks_ag
     assert back or not all(scene.ended) or all(scene.complete), scene
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.6/P-5.7: the take-back desk is opened only by play_on, when it starts a continuation; a laptop "
-    "that runs the bot and restarts resumes the table (resume_table) with no desk, so the person who left can "
-    "never ask for the seat back at that table (and the resumed bot's runner is never asked to go on)",
-)
 def test_the_laptop_running_the_bot_crashed_and_started_again_still_offers_the_seat_back(tmp_path: Path) -> None:
     """Bob leaves after round 1; Ann and Cor go on with a bot in his seat, run by the laptop of the lowest of
     them, which opens the desk naming Bob's key. That laptop's process dies and starts again (its journal

@@ -259,6 +259,8 @@ class TableRunner:
         self._late: dict[int, list[JSONObject]] = {}  # the late messages a take-back of a seat owing secrets came with
         self.owed: OwedSecrets | None = None  # where those are settled: the table this one goes on from
         self._late_told: set[str] = set()  # digests of the late sets passed on from here
+        self.local_bots: list[TableRunner] = []  # bot seats resumed with this one (`resume_table`)
+        self.desk: Any = None  # the take-back desk a resume opened (`lanplay.table.takeback.BackDesk`)
         # Seats sitting here that the table before has exposed since (late secrets brought the proof): this seat
         # stops the round and ends the game at the go-on (P-5.4, P-5.7).
         self.barred: set[int] = set()

@@ -29,6 +29,7 @@ from lanplay.table.runner import (
     OwedSecrets,
     TableRunner,
     free_port,
+    owed_from_journal,
     unfinished_journal,
 )
 from lanplay.table.takeback import BackDesk
@@ -332,25 +333,49 @@ async def resume_table(
     bot_delay: float = 0.0,
 ) -> Outcome | None:
     """Carry on the game this installation was in when it stopped (crash, kill), if any, with the bot
-    seats this laptop ran at that table."""
+    seats this laptop ran at that table (each goes on with it, `TableRunner.local_bots`), and the take-back
+    desk for a seat whose person may come back (P-5.7; `play_on` closes it once the go-on is decided)."""
     found = unfinished_journal(data_dir)
     if found is None:
         return None
     plan, path = found
     log.info("resuming the game journaled in %s", path)
-    bots = [
-        asyncio.create_task(_resume_bot(bot_dir, plan, interface, step_timeout, reconnect_timeout, bot_delay))
-        for bot_dir in local_bot_dirs(data_dir, plan)
-    ]
+    owed = owed_from_journal(plan, identity, data_dir) if isinstance(plan, Continuation) and plan.owes else None
+    local = [bot for bot in (_resumed_bot(bot_dir, plan, interface, bot_delay) for bot_dir in local_bot_dirs(
+        data_dir, plan)) if bot is not None]  # fmt: skip
+    tasks = [asyncio.create_task(_run_bot(bot)) for bot in local]
     runner = _runner(plan, identity, data_dir, player, interface, step_timeout, on_event, on_runner, reconnect_timeout)
+    runner.owed = owed
+    runner.local_bots = local
+    for bot in local:
+        bot.owed = owed
+    desk = await _open_desk(runner, plan.seats[runner.me].name, interface)
     try:
         outcome = await runner.run()
-        await asyncio.gather(*bots, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
     finally:
-        for bot in bots:
-            bot.cancel()
-        await asyncio.gather(*bots, return_exceptions=True)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if desk is not None and not runner.can_go_on():
+            await desk.close()
+        else:
+            runner.desk = desk  # play_on takes it over: open until the go-on is decided
     return outcome
+
+
+async def _open_desk(runner: TableRunner, name: str, interface: str) -> BackDesk | None:
+    """The take-back desk of `runner`'s table if this laptop runs a bot in a seat its person may take back."""
+    if not BackDesk.wanted(runner):
+        return None
+    desk = BackDesk(runner, name, interface)
+    try:
+        await desk.start()
+    except Exception as exc:  # the game goes on without a way back: said in the log
+        log.warning("cannot open the take-back desk: %s", exc)
+        await desk.close()
+        return None
+    return desk
 
 
 def local_bot_dirs(data_dir: Path, plan: AnyPlan) -> list[Path]:
@@ -362,9 +387,8 @@ def local_bot_dirs(data_dir: Path, plan: AnyPlan) -> list[Path]:
     return sorted(path for path in folder.iterdir() if path.name in seats and (path / "identity.key").exists())
 
 
-async def _resume_bot(
-    bot_dir: Path, plan: AnyPlan, interface: str, step_timeout: float, reconnect_timeout: float, delay: float
-) -> Outcome | None:
+def _resumed_bot(bot_dir: Path, plan: AnyPlan, interface: str, delay: float) -> TableRunner | None:
+    """The runner of a bot seat this laptop ran at table `plan`, from its key and journal (None: none there)."""
     try:
         identity = load_or_create_identity(bot_dir)
         found = unfinished_journal(bot_dir)
@@ -376,10 +400,15 @@ async def _resume_bot(
     runner = TableRunner(
         found[0], identity, bot_dir, BotPlayer(plan.game, table_level(plan, "heuristic"), delay=delay), interface,
     )  # fmt: skip
+    runner.may_go_on = True  # a bot of this laptop always goes on with it (P-5.7)
+    return runner
+
+
+async def _run_bot(runner: TableRunner) -> Outcome | None:
     try:
         return await runner.run()
     except StoreError as exc:  # (ResumeFailed: its journal was set aside) the person's own seat plays on
-        log.warning("cannot resume the bot in %s: %s", bot_dir, exc)
+        log.warning("cannot resume the bot in %s: %s", runner.data_dir, exc)
         return None
 
 
@@ -409,8 +438,10 @@ async def play_on(
     take back, it opens a take-back desk (`lanplay.table.takeback`, named `desk_name`): a table that
     ends with that bot gone for its person goes on without asking, the person back in the seat."""
 
-    runners = [runner]  # this laptop's seats at the table: its person's, then the bots it runs
-    desk: BackDesk | None = None
+    # This laptop's seats at the table: its person's, then the bots it runs (resumed with it, if it was started
+    # again), and the desk a resume opened.
+    runners = [runner, *runner.local_bots]
+    desk: BackDesk | None = runner.desk
     closing: list[asyncio.Task[None]] = []  # desks of tables gone by, open until their people were told
     try:
         while runner.can_go_on():
@@ -466,14 +497,7 @@ async def play_on(
                     bot.may_go_on = True
                     bot.owed = owed
                     runners.append(bot)
-            if BackDesk.wanted(runner):
-                desk = BackDesk(runner, desk_name or plan.seats[runner.me].name, interface)
-                try:
-                    await desk.start()
-                except Exception as exc:  # the game goes on without a way back: said in the log
-                    log.warning("cannot open the take-back desk: %s", exc)
-                    await desk.close()
-                    desk = None
+            desk = await _open_desk(runner, desk_name or plan.seats[runner.me].name, interface)
             outcomes = await asyncio.gather(*(r.run() for r in runners), return_exceptions=True)
             if isinstance(outcomes[0], BaseException):
                 raise outcomes[0]
