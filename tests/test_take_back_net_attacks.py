@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_take_back import _first_continuation
 from test_take_back_net import Laptop as BaseLaptop
+from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 
 import lanplay.table.takeback as takeback
 from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyError, LobbyHost
-from lanplay.table.runner import BotPlayer, Outcome, unfinished_journal
+from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
 from lanplay.table.tables import host_table, join_table, resume_table
 from lanplay.table.takeback import BackFailed, back_to_table, find_desk, take_back
 from protocol.continuation import Continuation, TakeBack, end_digest
@@ -303,3 +306,38 @@ def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Pa
 
     with pytest.raises(BackFailed):
         asyncio.run(asyncio.wait_for(scenario(), 30))
+
+
+def test_a_desk_shows_its_table_only_to_a_person_who_may_come_back_and_serves_a_few_links(tmp_path: Path) -> None:
+    """The desk's first answer is the plan of the table playing now: every seat's address and the rounds so
+    far. A key its `left` does not name gets one line instead and nothing of the table (P-6.7); the person it
+    names gets the plan. Past `MAX_DESK_LINKS` links at once, a new one is closed unanswered (P-6.6)."""
+    table, c1, identities = _first_continuation()
+    bob = table.identities[2]
+    runner = TableRunner(c1, identities[0], tmp_path / "ann", BotPlayer(GAME, "easy"), LOOPBACK)
+    desk = takeback.BackDesk(runner, "Ann", LOOPBACK)
+
+    async def first_answer(port: int, identity: Identity) -> Any:
+        async with connect(f"ws://{LOOPBACK}:{port}/", max_size=takeback.MAX_DESK_MESSAGE, proxy=None) as ws:
+            cipher, _ = await takeback._handshake(ws, identity, c1.table_id, initiator=True)
+            return await takeback._recv(ws, cipher, 10)
+
+    async def scenario() -> tuple[Any, Any, bool]:
+        async with serve(desk._serve, LOOPBACK, 0, max_size=takeback.MAX_DESK_MESSAGE) as server:
+            port = server.sockets[0].getsockname()[1]
+            stranger = await first_answer(port, Identity.generate())
+            person = await first_answer(port, bob)
+            while desk._links:  # the two links above have closed at the desk too
+                await asyncio.sleep(0.01)
+            desk._links = takeback.MAX_DESK_LINKS  # as many links open as it serves
+            try:
+                await first_answer(port, bob)
+                crowded = False
+            except (ConnectionClosed, LobbyError, OSError):
+                crowded = True
+            return stranger, person, crowded
+
+    stranger, person, crowded = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert set(stranger) == {"error"} and "plan" not in stranger
+    assert Continuation.from_json(person["plan"]) == c1
+    assert crowded

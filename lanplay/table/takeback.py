@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 
 MAX_DESK_MESSAGE = MAX_GO_ON_BYTES + 4096  # a whole continuation, with the rounds played so far
 DESK_TIMEOUT = 10.0  # the handshake, and each answer the returning laptop owes
+MAX_DESK_LINKS = 8  # links a desk serves at once
 BACK_TRIES = 4  # links to the desk a returning laptop makes for one request (a blip drops one)
 
 
@@ -105,6 +106,7 @@ class BackDesk:
         self._advertiser: TableAdvertiser | None = None
         self._asking: dict[int, _Asking] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._links = 0  # links open now
         runner.on_continuation = self._on_continuation
 
     @staticmethod
@@ -152,9 +154,18 @@ class BackDesk:
 
     async def _serve(self, ws: ServerConnection) -> None:
         runner = self.runner
+        if self._links >= MAX_DESK_LINKS:  # P-6.6: a few people come back at once, not a crowd
+            await ws.close()
+            return
+        self._links += 1
         try:
             cipher, key = await _handshake(ws, runner.identity, runner.settings.table, initiator=False)
-            await _send(ws, cipher, {"plan": runner.plan.to_json()})  # which seat it left: the plan says
+            plan = runner.plan
+            if not isinstance(plan, Continuation) or key not in plan.left.values():
+                # The plan (every seat's address, the rounds so far) goes only to a person who may come back.
+                await _send(ws, cipher, {"error": "this table keeps no seat for that key"})
+                return
+            await _send(ws, cipher, {"plan": plan.to_json()})  # which seat it left: the plan says
             message = await _recv(ws, cipher, DESK_TIMEOUT)
             raw_late = message.get("late", [])
             late = [m for m in raw_late if isinstance(m, dict)] if isinstance(raw_late, list) else []
@@ -196,6 +207,7 @@ class BackDesk:
         except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
             log.warning("take-back desk: %s", exc)
         finally:
+            self._links -= 1
             with contextlib.suppress(Exception):
                 await ws.close()
 
@@ -338,6 +350,8 @@ async def _ask(
             if PublicIdentity.from_hex(desk_key).fingerprint != advert.host_fingerprint:
                 raise BackFailed("the take-back desk proved another key than its advert names: refusing it")
             first = await _recv(ws, cipher, DESK_TIMEOUT)
+            if "error" in first:
+                raise BackFailed(f"the seat was not given back: {shown(str(first['error']))[:200]}")
             if request.prior is None or request.back is None:
                 prior = Continuation.from_json(first.get("plan"))
                 prior.verify()
