@@ -179,12 +179,6 @@ def test_every_seat_a_laptop_signed_the_continuation_for_is_on_its_disk_once_eve
     assert all(key and journal for _, key, journal in at_return), at_return
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="P-5.6: a seat sends its signature on the continuation (go-on-sig) before anything of that table is "
-    "on its disk; begin_journal runs only once every other signature is in. A laptop that dies in between "
-    "finds nothing to resume, while the others, holding every signature, play the table and wait for it there",
-)
 def test_a_seat_that_dies_once_its_own_signature_on_the_continuation_is_out_finds_it_again(tmp_path: Path) -> None:
     """P-5.6: Cor, honest, signs the continuation; its process dies the moment its signature has left. Ann
     and her bot hold every signature and play the new table. Started again, Cor must find that table."""

@@ -214,7 +214,7 @@ class TableRunner:
         on_event: Callable[[Event], None] | None = None,
     ) -> None:
         try:
-            plan.verify()  # P-6.7: every seat signed this very plan, and its seat order is the drawn one
+            check_plan(plan, identity.public.hex())  # P-6.7: every seat signed it; its seat order is the drawn one
         except ProtocolError as exc:
             raise LobbyError(f"refusing to play table {plan.table_id}: {exc.message}") from None
         self.plan = plan
@@ -446,7 +446,7 @@ class TableRunner:
             raise ResumeFailed(path, str(exc)) from None
         if records and records[0].get("protocol") != PROTOCOL_VERSION:
             raise ResumeFailed(path, _other_version(records[0]))
-        if records and {k: v for k, v in records[0].items() if k != "seed"} != _table_record(self.plan, self.me):
+        if records and not _records_table(records[0], self.plan, self.me):
             raise ResumeFailed(path, f"its first line is not the record of table {self.plan.table_id}, seat {self.me}")
         return records
 
@@ -768,13 +768,28 @@ class TableRunner:
                 return None
             mine = {self.identity.public.hex(): self.identity}
             mine.update({bot.public.hex(): bot for bot, _, _ in (bots or {}).values()})
-            for index, info in enumerate(plan.seats):
-                signer = mine.get(info.public_key)
-                if signer is not None and (index == self.me or info.runs_on == self.identity.public.hex()):
-                    signature = plan.sign(signer)
-                    self._go_on_sigs[(plan.table_id, index)] = signature
-                    body = {"table": plan.table_id, "seat": index, "sig": signature}
-                    mesh.broadcast(canonical({"go-on-sig": body}))
+            signing = {
+                index: signer for index, info in enumerate(plan.seats)
+                if (signer := mine.get(info.public_key)) is not None
+                and (index == self.me or info.runs_on == self.identity.public.hex())
+            }  # fmt: skip
+            for index, signer in signing.items():
+                self._go_on_sigs[(plan.table_id, index)] = plan.sign(signer)
+            # P-5.6: on disk before any of these signatures leaves (a laptop that dies once they are out finds
+            # the table again): the journal of each seat signed for, the plan with the signatures so far, and
+            # each bot's key beside its journal.
+            ours = plan.with_signatures([self._go_on_sigs.get((plan.table_id, i), "") for i in range(len(plan.seats))])
+            for signer in signing.values():
+                if signer is self.identity:
+                    begin_journal(ours, signer, self.data_dir)
+                else:
+                    bot_dir = self.data_dir / BOTS_DIR / signer.public.fingerprint
+                    if not (bot_dir / "identity.key").exists():
+                        save_identity(bot_dir, signer)
+                    begin_journal(ours, signer, bot_dir)
+            for index in signing:
+                body = {"table": plan.table_id, "seat": index, "sig": self._go_on_sigs[(plan.table_id, index)]}
+                mesh.broadcast(canonical({"go-on-sig": body}))
             wanted = [(plan.table_id, index) for index in range(len(plan.seats))]
             if self.on_continuation is not None:
                 self.on_continuation(plan, False)  # a returning laptop's signature comes that way
@@ -808,16 +823,6 @@ class TableRunner:
             except ProtocolError as exc:
                 log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
                 return None
-            # P-5.6: the table this seat signed is on disk before anything else happens, so a laptop that
-            # dies now finds it to resume (the others play it and wait for this seat there); so is every bot
-            # seat it signed for, with the bot's key beside its journal (what a resume looks for).
-            begin_journal(signed, self.identity, self.data_dir)
-            for info in signed.seats:
-                bot = mine.get(info.public_key)
-                if bot is not None and bot is not self.identity and info.runs_on == self.identity.public.hex():
-                    bot_dir = self.data_dir / BOTS_DIR / bot.public.fingerprint
-                    save_identity(bot_dir, bot)
-                    begin_journal(signed, bot, bot_dir)
             # Passed on whole, so a seat that one signer left out (or whose slots another seat filled with
             # junk) still holds every signature (P-6.2).
             with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone
@@ -1023,6 +1028,24 @@ def owed_from_journal(plan: Continuation, identity: Identity, data_dir: Path) ->
         return None
 
 
+def check_plan(plan: AnyPlan, key: str) -> None:
+    """P-6.7: every seat signed this very plan (`verify`). Or a continuation the seat of `key` signed, whose other
+    signatures had not all come when its laptop stopped (P-5.6: its journal is begun before its signature
+    leaves): it checks as any continuation and carries this seat's own signature. Played all the same: the
+    other seats play it only once they hold every signature, and otherwise nobody comes (the table is gone)."""
+    try:
+        plan.verify()
+    except ProtocolError:
+        keys = [info.public_key for info in plan.seats]
+        if not isinstance(plan, Continuation) or key not in keys:
+            raise
+        me = keys.index(key)
+        if len(plan.signatures) != len(plan.seats):
+            raise
+        plan.check()
+        plan.check_signature(me, plan.signatures[me])
+
+
 def publish_owed(plan: AnyPlan, identity: Identity, data_dir: Path) -> list[JSONObject]:
     """What a laptop coming back to the seat it went away from publishes first (P-5.5, P-5.7): its journal
     of table `plan` replayed, then a signed leave and the stopped round's secrets (journaled before they are
@@ -1061,6 +1084,18 @@ def _table_record(plan: AnyPlan, seat: int) -> JSONObject:
     return {"t": "table", "plan": plan.to_json(), "seat": seat, "protocol": PROTOCOL_VERSION}
 
 
+def _records_table(first: JSONObject, plan: AnyPlan, seat: int) -> bool:
+    """A journal's first line is the record of `plan`'s table at `seat`: the same plan, whatever signatures it
+    held when the journal was begun (P-5.6: a continuation's, before every seat's had come)."""
+    expected = {k: v for k, v in _table_record(plan, seat).items() if k != "plan"}
+    if {k: v for k, v in first.items() if k not in ("seed", "plan")} != expected:
+        return False
+    try:
+        return plan_from_json(first.get("plan")).table_id == plan.table_id
+    except ProtocolError:
+        return False
+
+
 def _other_version(first: JSONObject) -> str:
     found = first.get("protocol", 1)
     return f"it was written by table protocol version {shown(str(found))[:20]}; this lanplay speaks {PROTOCOL_VERSION}"
@@ -1084,8 +1119,8 @@ def unfinished_journal(data_dir: Path) -> tuple[AnyPlan, Path] | None:
                 raise ResumeFailed(path, _other_version(first))
             try:
                 plan = plan_from_json(first["plan"])
-                plan.verify()
                 seat = check_int(first.get("seat"), "seat", "P-5.6", 0, len(plan.seats) - 1)
+                check_plan(plan, plan.seats[seat].public_key)
             except ProtocolError as exc:
                 raise ResumeFailed(path, f"its table plan is not valid: {exc.message}") from None
             _seed_of(first, path)
