@@ -20,7 +20,8 @@ from protocol.plan import TablePlan, bot_vouch
 from protocol.table import PROTOCOL_VERSION
 
 LOOPBACK = "127.0.0.1"
-GAME, OPTIONS = "sixth-sense", {"target": 1}  # short games, and two players may play
+GAME, OPTIONS = "sixth-sense", {}  # two players may play; six rounds (S-2.2): a few seconds
+# (a target score may take hundreds of rounds: a miss scores below zero, S-7.3)
 MAX_LOBBIES = 3  # lobbies one laptop may open on its way to the play-again table here
 
 
