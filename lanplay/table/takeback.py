@@ -19,6 +19,11 @@ and asks there:
   it (`check_back`) and answers ``{"sig": ...}``, which the desk passes on as that seat's signature;
 - last ``{"start": ...}``, the continuation signed by every seat: the returning laptop plays it.
   ``{"error": why}`` at any point ends the way back (the game ended, the request did not hold).
+
+A link that drops once the request is out is made again and the same request sent: the desk keeps the
+request it holds, takes the new link and tells it where the continuation has got to (``sign`` again, or
+``start``); it stays open after the go-on until the person it gives a seat back to was told, or a patience.
+Only a key the plan's `left` names is shown the plan; a desk serves a few links at once.
 """
 
 from __future__ import annotations
