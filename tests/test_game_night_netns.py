@@ -424,13 +424,14 @@ def test_a_laptop_killed_mid_round_comes_back_two_rounds_later_and_takes_its_sea
     bots wait the table's patience, stop the round and go on with a bot in his seat. Two rounds later Bob
     starts `lanplay` again: his lobby offers the seat back; Enter. His laptop publishes the secrets it owes,
     every seat audits them, and he plays from the next round to the end. Nobody is exposed, and Bob's record of
-    the last table is byte for byte the bots' own."""
+    the last table is byte for byte the bots' own. Then he presses a: the same four play again."""
     lan = lan_or_skip("kc", "10.85.0", 4)
     bob = None
     try:
         # 6th Sense at four seats: four rounds (S-2.2), the void one not counted: killed in round 2, Bob asks
         # during round 3 (two rounds after the one he was killed in) and plays round 4.
-        common = ["--game", "sixth-sense", "--option", "beginner=true", "--patience", "3", "--delay", "0.1"]
+        common = ["--game", "sixth-sense", "--option", "beginner=true", "--patience", "3", "--delay", "0.1",
+                  "--again", "1"]
         host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
                                                 lan.address(1), "-v"])  # fmt: skip
         procs.append(host)
@@ -476,7 +477,6 @@ def test_a_laptop_killed_mid_round_comes_back_two_rounds_later_and_takes_its_sea
             bob.keys("Tab", "Enter")
             time.sleep(0.15)
         assert "EXPOSED" not in screen and "convicted" not in screen, screen
-        assert [p.wait(GAME_LIMIT) for p in (host, *guests)] == [0, 0, 0], "".join(p.describe() for p in procs)
         bob_records = {p.read_bytes() for p in (tmp_path / "bob").rglob("records/*.json")}
         bots_records = [{p.read_bytes() for p in (tmp_path / h).rglob("records/*.json")} for h in ("l1", "l2", "l3")]
         final = [json.loads(r) for r in bob_records if json.loads(r)["complete"]]
@@ -486,6 +486,19 @@ def test_a_laptop_killed_mid_round_comes_back_two_rounds_later_and_takes_its_sea
         owed = [json.loads(r) for r in bots_records[0] if b'"bots"' in r]
         assert owed and all(rec["exposed"] == [] for rec in owed), owed
         print(f"kill -9 to a round confirmed with a bot in the seat: {went_on:.1f} s")
+        # And the evening goes on: Bob plays again with the same players (the bots said yes, `--again 1`).
+        bob.keys("a")
+        bob.wait(lambda s: "Final table" not in s, "a new game", timeout=60)
+        deadline = time.monotonic() + GAME_LIMIT
+        while "Final table" not in (screen := bob.screen()):
+            assert "Traceback" not in screen and time.monotonic() < deadline, screen
+            bob.keys("Tab", "Enter")
+            time.sleep(0.15)
+        assert [p.wait(GAME_LIMIT) for p in (host, *guests)] == [0, 0, 0], "".join(p.describe() for p in procs)
+        again = {p.read_bytes() for p in (tmp_path / "bob").rglob("records/*.json")} - bob_records
+        assert len(again) == 1 and json.loads(next(iter(again)))["complete"] is True, again
+        for home in ("l1", "l2", "l3"):
+            assert again <= {p.read_bytes() for p in (tmp_path / home).rglob("records/*.json")}, home
     finally:
         if bob is not None:
             bob.close()
