@@ -33,7 +33,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
-from engine.fastvalue import fast_constructor, lookup_all
+from engine.fastvalue import builder_class, fast_constructor, lookup_all
 from engine.shuffle import shuffle
 
 MAX_CARD = 104  # T-1.1
@@ -206,6 +206,8 @@ _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
 _new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and `_expected`, `_ends`, `_plays`
 _new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
+# What `_new_turn` fills, for the states a turn's placement builds inline (`Take6._place`: a call fewer)
+_BUILDER = builder_class(Take6State)
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
@@ -216,7 +218,9 @@ _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
 _NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # the decks 1 … size (T-1.1, T-5.1)
-_TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
+# `_SIZES[n][k]`: n hands of k cards, the hand sizes a turn starts with (T-3.1), found by identity
+_SIZES = tuple(tuple((size,) * count for size in range(HAND_SIZE + 1)) for count in range(11))
+_TENS = tuple(sizes[HAND_SIZE] for sizes in _SIZES)  # full hands (T-2.1)
 # Values a turn would otherwise build per card, made once: a card's bit in `Take6State.out`, the
 # pending entry (card, seat), a row of the one card, the coded row end card·4 + row (`_place`).
 _BITS = tuple(1 << card for card in range(MAX_CARD + 1))
@@ -650,8 +654,39 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if not 0 <= seat < n:
             raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
         kind = type(move)
+        if kind is TakeRow:  # T-3.5 (here, and first: a row is taken in most turns of a playout)
+            row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
+            if state.stage != "take_row":
+                if state.stage == "play":
+                    raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
+                raise self._not_now(state, seat, f"take row {row_index}")
+            owed = state.pending
+            card: int | None
+            card, owner = owed[0]
+            if seat != owner:
+                raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
+            if not 0 <= row_index < ROWS:
+                raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
+            rows = list(state.rows)
+            taken = rows[row_index]
+            heads = 0  # T-3.6 (`_charge` inline: a call costs as much)
+            for taken_card in taken:
+                heads += BULLHEADS[taken_card]
+            penalty, totals = list(state.penalty), list(state.totals)
+            penalty[seat] += heads
+            totals[seat] += heads
+            rows[row_index] = _SINGLES[card]
+            ends: list[int] | None = None
+            if state._ends is not None:  # the card is lower than every end: its row's code comes first
+                ends = list(state._ends)  # (`_place` goes on with this list)
+                ends.remove(_END_CODES[taken[-1]][row_index])
+                ends.insert(0, _END_CODES[card][row_index])
+            return self._place(
+                state, rows, tuple(penalty), tuple(totals), owed[1:], state.hands, state.hand_sizes, state.out, ends,
+                state._plays,
+            )
         if kind is Play:  # T-3.1, inline: the hot path of every playout
-            card: int | None = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
+            card = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
             if state.stage != "play":
                 raise self._not_now(state, seat, f"play card {card}")
             chosen = list(state.chosen)
@@ -693,30 +728,6 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             return self._place(
                 state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out, state._ends
             )
-        if kind is TakeRow:  # T-3.5 (here, not in a method of its own: a row is taken in most turns of a playout)
-            row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
-            if state.stage != "take_row":
-                if state.stage == "play":
-                    raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
-                raise self._not_now(state, seat, f"take row {row_index}")
-            owed = state.pending
-            card, owner = owed[0]
-            if seat != owner:
-                raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
-            if not 0 <= row_index < ROWS:
-                raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
-            rows = list(state.rows)
-            taken = rows[row_index]
-            penalty, totals = _charge(state.penalty, state.totals, seat, taken)
-            rows[row_index] = _SINGLES[card]
-            ends: list[int] | None = None
-            if state._ends is not None:  # the card is lower than every end: its row's code comes first
-                ends = list(state._ends)  # (`_place` goes on with this list)
-                ends.remove(_END_CODES[taken[-1]][row_index])
-                ends.insert(0, _END_CODES[card][row_index])
-            return self._place(
-                state, rows, penalty, totals, owed[1:], state.hands, state.hand_sizes, state.out, ends, state._plays
-            )
         if kind is Pick:
             assert isinstance(move, Pick)
             return self._pick(state, move)
@@ -755,7 +766,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 out |= _BITS[card]
             else:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
-                sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
+                sizes = state.hand_sizes
+                left = sizes[0]  # every hand the same size (the common case): the next sizes by identity
+                same = _SIZES[n]
+                if 0 < left <= HAND_SIZE and sizes is same[left]:
+                    sizes = same[left - 1]
+                else:
+                    sizes = _ONE_FEWER.get(sizes) or _one_card_fewer(sizes)
                 rows = list(state.rows)
                 return self._place(
                     state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends,
@@ -896,26 +913,66 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     below += 1
                 if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
                     # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
-                    # and the rows and their ends are still the state's: kept as they are, not copied)
-                    return self._owe_row(
-                        state, state.rows, penalty, totals, pending, hands, sizes, out,
-                        known_ends if known_ends is not None and known_ends is state._ends else tuple(ends), plays,
-                    )
+                    # and the rows and their ends are still the state's: kept as they are, not copied).
+                    # What `_owe_row` builds, inline (a call fewer: a row is owed in most turns of a playout)
+                    built = _BUILDER()
+                    built.players = n
+                    built.options = state.options
+                    built.round_index = state.round_index
+                    built.dealer = state.dealer
+                    built.stage = "take_row"
+                    built.totals = totals
+                    built.penalty = penalty
+                    built.rows = state.rows
+                    built.hands = hands
+                    built.hand_sizes = sizes
+                    built.pool = state.pool
+                    built.chosen = _NONES[n]
+                    built.pending = tuple(pending)
+                    built.out = out
+                    built.turn = state.turn
+                    built._expected = _TAKE_ROW_EXPECTED[seat]
+                    built._ends = known_ends if known_ends is not None and known_ends is state._ends else tuple(ends)
+                    built._plays = plays
+                    built.__class__ = Take6State
+                    return built  # type: ignore[no-any-return]
                 row_index = ends[below] & 3
                 ends[below] = codes[row_index]
                 row = rows[row_index]
-                if len(row) < ROW_LIMIT:
+                if len(row) < 5:  # ROW_LIMIT (a constant: no global lookup)
                     rows[row_index] = row + _SINGLES[card]  # one tuple built
-                else:  # T-3.4: the sixth card takes five
-                    penalty, totals = _charge(penalty, totals, seat, row)
+                else:  # T-3.4: the sixth card takes five (`_charge` inline: a call costs as much)
+                    heads = 0
+                    for taken_card in row:
+                        heads += BULLHEADS[taken_card]
+                    new_penalty, new_totals = list(penalty), list(totals)
+                    new_penalty[seat] += heads
+                    new_totals[seat] += heads
+                    penalty, totals = tuple(new_penalty), tuple(new_totals)
                     rows[row_index] = _SINGLES[card]
         # T-3.6: the turn is over; after the tenth the round is.
-        if any(sizes):
-            return _new_turn(  # T-3.1: every seat chooses again
-                n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
-                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n], None if ends is None else tuple(ends),
-                plays,
-            )
+        if any(sizes):  # T-3.1: every seat chooses again; what `_new_turn` would build, inline (a call fewer)
+            built = _BUILDER()
+            built.players = n
+            built.options = state.options
+            built.round_index = state.round_index
+            built.dealer = state.dealer
+            built.stage = "play"
+            built.totals = totals
+            built.penalty = penalty
+            built.rows = tuple(rows)
+            built.hands = hands
+            built.hand_sizes = sizes
+            built.pool = state.pool
+            built.chosen = _NONES[n]
+            built.pending = ()
+            built.out = out
+            built.turn = state.turn + 1
+            built._expected = _PLAY_ALL[n]
+            built._ends = None if ends is None else tuple(ends)
+            built._plays = plays
+            built.__class__ = Take6State
+            return built  # type: ignore[no-any-return]
         return _new_state(
             n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
             totals, penalty, tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
