@@ -183,9 +183,11 @@ class Take6State:
     # A cache of what `expected` derives from the fields above, filled at most once per state:
     # never compared, hashed or printed, not part of the value.
     _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
-    # Another, set where `_place` built the state (not part of the value either): the row ends
-    # coded end·4 + row, ascending, then `_ABOVE_ALL`, so that the next placement starts from them.
-    _ends: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    # Another, set where a round starts or `_place` built the state (not part of the value either), so
+    # that the next placement starts from them: the rows' last cards in ascending order, then
+    # `_ABOVE_ALL`, then the index of each of those rows in the same order (nine small ints: no
+    # per-card table to read; a list, never changed once a state holds it).
+    _ends: list[int] | None = field(default=None, init=False, repr=False, compare=False)
     # Another: each seat's `Play` moves of its hand (None where the hand is unknown, () where the
     # seat has chosen: what `legal_moves` returns), made by the first `legal_moves` of a play stage
     # and carried on by the turn that plays from the hands (each seat's moves lose the played card's
@@ -213,7 +215,7 @@ _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 _SEATS = tuple(tuple(range(count)) for count in range(11))
 _ROW_INDICES = tuple(range(ROWS))
-_ABOVE_ALL = (MAX_CARD + 1) << 2  # above every coded row end (`Take6._place`)
+_ABOVE_ALL = MAX_CARD + 1  # above every row end (`Take6State._ends`)
 _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
@@ -222,11 +224,19 @@ _NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # t
 _SIZES = tuple(tuple((size,) * count for size in range(HAND_SIZE + 1)) for count in range(11))
 _TENS = tuple(sizes[HAND_SIZE] for sizes in _SIZES)  # full hands (T-2.1)
 # Values a turn would otherwise build per card, made once: a card's bit in `Take6State.out`, the
-# pending entry (card, seat), a row of the one card, the coded row end card·4 + row (`_place`).
+# pending entry (card, seat), a row of the one card.
 _BITS = tuple(1 << card for card in range(MAX_CARD + 1))
 _PAIRS = tuple(tuple((card, seat) for card in range(MAX_CARD + 1)) for seat in range(10))
 _SINGLES = tuple((card,) for card in range(MAX_CARD + 1))
-_END_CODES = tuple(tuple(card << 2 | row for row in range(ROWS)) for card in range(MAX_CARD + 1))
+
+
+def _ends_of(lasts: Sequence[int]) -> list[int]:
+    """`Take6State._ends` of rows whose last cards are `lasts`: those ascending, `_ABOVE_ALL`, the
+    rows' indices in the same order."""
+    ends = sorted(lasts)
+    ends.append(_ABOVE_ALL)
+    ends.extend(map(lasts.index, ends[:ROWS]))  # the row ends are distinct cards
+    return ends
 
 
 def _dropper(size: int, index: int) -> Callable[[Sequence[object]], tuple[object, ...]]:
@@ -530,6 +540,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 ((first,), (second,), (third,), (fourth,)),
                 hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
                 _TENS[n], (), _NONES[n], (), 1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+                _ends_of(deal.rows),
             )
         seen: set[int] = set()
 
@@ -650,20 +661,15 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
 
     def apply(self, state: Take6State, move: Take6Move) -> Take6State:
         seat = move.seat
-        n = state.players
-        if not 0 <= seat < n:
-            raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
         kind = type(move)
-        if kind is TakeRow:  # T-3.5 (here, and first: a row is taken in most turns of a playout)
+        if kind is TakeRow and state.stage == "take_row":  # T-3.5 (here, and first: a row is taken in most
+            # turns of a playout)
             row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
-            if state.stage != "take_row":
-                if state.stage == "play":
-                    raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
-                raise self._not_now(state, seat, f"take row {row_index}")
             owed = state.pending
             card: int | None
             card, owner = owed[0]
-            if seat != owner:
+            if seat != owner:  # (the owner is a seat of the table: any other seat is checked first)
+                self._check_seat(state, seat)
                 raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
             if not 0 <= row_index < ROWS:
                 raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
@@ -676,15 +682,25 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             penalty[seat] += heads
             totals[seat] += heads
             rows[row_index] = _SINGLES[card]
-            ends: list[int] | None = None
-            if state._ends is not None:  # the card is lower than every end: its row's code comes first
-                ends = list(state._ends)  # (`_place` goes on with this list)
-                ends.remove(_END_CODES[taken[-1]][row_index])
-                ends.insert(0, _END_CODES[card][row_index])
+            ends = state._ends
+            if ends is not None:  # the card is lower than every end: its row comes first (`Take6State._ends`)
+                ends = ends[:]  # (`_place` goes on with this list)
+                at = ends.index(row_index, ROWS + 1)  # where the row's index is, after `_ABOVE_ALL`
+                del ends[at]
+                del ends[at - ROWS - 1]  # and its end
+                ends.insert(0, card)
+                ends.insert(ROWS + 1, row_index)
             return self._place(
                 state, rows, tuple(penalty), tuple(totals), owed[1:], state.hands, state.hand_sizes, state.out, ends,
                 state._plays,
             )
+        n = state.players
+        self._check_seat(state, seat)
+        if kind is TakeRow:
+            row_index = move.row  # type: ignore[union-attr]
+            if state.stage == "play":
+                raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
+            raise self._not_now(state, seat, f"take row {row_index}")
         if kind is Play:  # T-3.1, inline: the hot path of every playout
             card = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
             if state.stage != "play":
@@ -708,13 +724,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             sizes = list(state.hand_sizes)
             sizes[seat] -= 1
             if None in chosen:
-                return _new_turn(  # the rows unchanged: their coded ends too
+                return _new_turn(  # the rows unchanged: their ends too
                     n, state.options, state.round_index, state.dealer, "play", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
                     state.turn, None, state._ends,
                 )
             if HIDDEN in chosen:
-                return _new_turn(  # the rows unchanged: their coded ends too
+                return _new_turn(  # the rows unchanged: their ends too
                     n, state.options, state.round_index, state.dealer, "reveal", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
                     state.turn, None, state._ends,
@@ -725,8 +741,10 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             out = state.out
             for placed, _ in pending:
                 out |= 1 << placed
+            ends = state._ends
             return self._place(
-                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out, state._ends
+                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out,
+                None if ends is None else ends[:],
             )
         if kind is Pick:
             assert isinstance(move, Pick)
@@ -773,16 +791,22 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     sizes = same[left - 1]
                 else:
                     sizes = _ONE_FEWER.get(sizes) or _one_card_fewer(sizes)
-                rows = list(state.rows)
+                ends = state._ends
                 return self._place(
-                    state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends,
-                    None if new_plays is None else tuple(new_plays),
+                    state, list(state.rows), state.penalty, state.totals, pending, tuple(hands), sizes, out,
+                    None if ends is None else ends[:], None if new_plays is None else tuple(new_plays),
                 )
         if len(moves) == 1:
             return self.apply(state, moves[0])
         for move in moves:
             state = self.apply(state, move)
         return state
+
+    @staticmethod
+    def _check_seat(state: Take6State, seat: int) -> None:
+        n = state.players
+        if not 0 <= seat < n:
+            raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
 
     def _not_now(self, state: Take6State, seat: int, doing: str) -> IllegalMove:
         stage = state.stage
@@ -856,8 +880,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         out = state.out
         for card, _ in pending:
             out |= 1 << card
-        rows = list(state.rows)
-        return self._place(state, rows, state.penalty, state.totals, pending, hands, sizes, out, state._ends)
+        ends = state._ends
+        return self._place(
+            state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out,
+            None if ends is None else ends[:],
+        )
 
     def _place(
         self,
@@ -869,16 +896,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
-        known_ends: Sequence[int] | None,
+        known_ends: list[int] | None,
         plays: tuple[tuple[Play, ...] | None, ...] | None = None,
     ) -> Take6State:
         """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
-        after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`: the coded
-        row ends of `rows` where the caller has them (`Take6State._ends`; a list is taken over, not
-        copied), else None; `plays`: the moves
+        after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`:
+        `Take6State._ends` of `rows` where the caller has them, as a list this call takes over (and
+        may change), else None; `plays`: the moves
         of `hands` where known (`Take6State._plays`), else None."""
         n = state.players
-        ends: list[int] | None = None  # without profi: the coded row ends, kept for the next placement
+        ends: list[int] | None = None  # without profi: `Take6State._ends`, kept for the next placement
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
                 target = placement_target(rows, card, True)
@@ -897,19 +924,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     rows[row_index] = (card, *row)
         else:
             # T-3.3 as one pass over the row ends in ascending order (the hot path of every playout):
-            # each end is coded end·4 + row, so the codes sort like the ends. Cards come lowest first,
-            # and a card replaces the end it follows (the highest lower than itself), so the codes stay
-            # sorted and the next card's row is at the same position or further on.
-            if known_ends is None:
-                ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
-                ends.sort()
-            else:
-                ends = known_ends if type(known_ends) is list else list(known_ends)  # a list: the caller's to give
+            # cards come lowest first, and a card replaces the end it follows (the highest lower than
+            # itself), so the ends stay sorted and the next card's row is at the same position or
+            # further on. `ends[ROWS + 1 + k]` is the index of the row whose last card is `ends[k]`.
+            ends = _ends_of(list(map(_last, rows))) if known_ends is None else known_ends
             below = -1  # the position in `ends` of the highest end lower than the card
             for card, seat in pending:
-                codes = _END_CODES[card]
-                key = codes[0]
-                while ends[below + 1] < key:
+                while ends[below + 1] < card:
                     below += 1
                 if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
                     # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
@@ -932,12 +953,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     built.out = out
                     built.turn = state.turn
                     built._expected = _TAKE_ROW_EXPECTED[seat]
-                    built._ends = known_ends if known_ends is not None and known_ends is state._ends else tuple(ends)
+                    built._ends = ends
                     built._plays = plays
                     built.__class__ = Take6State
                     return built  # type: ignore[no-any-return]
-                row_index = ends[below] & 3
-                ends[below] = codes[row_index]
+                row_index = ends[below + 5]  # ROWS + 1 (a constant: no global lookup)
+                ends[below] = card
                 row = rows[row_index]
                 if len(row) < 5:  # ROW_LIMIT (a constant: no global lookup)
                     rows[row_index] = row + _SINGLES[card]  # one tuple built
@@ -969,7 +990,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             built.out = out
             built.turn = state.turn + 1
             built._expected = _PLAY_ALL[n]
-            built._ends = None if ends is None else tuple(ends)
+            built._ends = ends
             built._plays = plays
             built.__class__ = Take6State
             return built  # type: ignore[no-any-return]
