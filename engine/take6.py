@@ -16,8 +16,8 @@ import random
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
-from operator import is_, itemgetter
+from itertools import repeat, starmap
+from operator import call, is_, itemgetter
 from typing import Literal
 
 from engine.api import (
@@ -389,11 +389,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     def new_game(self, players: int, options: Take6Options) -> Take6State:
         if not self.min_players <= players <= self.max_players:
             raise IllegalMove("T-1.2", f"6 nimmt! is for 2–10 players, not {players}")
-        zeros = (0,) * players
-        return _new_state(
-            players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
-            (None,) * players, (), 0, 0,
-        )
+        zeros, nones = _ZEROS[players], _NONES[players]
+        return _new_state(players, options, -1, None, "deal", zeros, zeros, (), nones, zeros, (), nones, (), 0, 0)
 
     # what a table protocol must know (engine.api.Game)
     def hand_card_fields(self) -> tuple[str, ...]:
@@ -535,12 +532,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             known = False
         if known:
             first, second, third, fourth = deal.rows
+            hands_known: tuple[tuple[int, ...], ...] = (
+                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt])  # type: ignore[assignment, arg-type]
+            )
             return _new_turn(  # T-3.1: every seat chooses a card
                 n, state.options, state.round_index + 1, dealer, "play", state.totals, _ZEROS[n],
-                ((first,), (second,), (third,), (fourth,)),
-                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
-                _TENS[n], (), _NONES[n], (), 1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
-                _ends_of(deal.rows),
+                ((first,), (second,), (third,), (fourth,)), hands_known, _TENS[n], (), _NONES[n], (),
+                1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n], _ends_of(deal.rows),
+                # the engine's own deal (a playout's, a local game's): each seat's moves of its hand, made
+                # at once in C (an `itemgetter` of the hand's cards on the seat's moves), for `legal_moves`
+                tuple(map(call, starmap(itemgetter, hands_known), _PLAYS)) if deal._dealt_for is not None else None,
             )
         seen: set[int] = set()
 
@@ -768,18 +769,22 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             # every seat plays once and its hand is the dealt one.
             for seat in _SEATS[n]:
                 move = moves[seat]
-                if type(move) is not Play or move.seat != seat:
-                    break
                 hand = dealt[seat]
-                card: int = move.card  # type: ignore[assignment]  # None is in no hand
                 try:
+                    card: int = move.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
                     index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
                     drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
                 except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply` checks
                     break
+                if new_plays is None:
+                    if type(move) is not Play or move.seat != seat:
+                        break
+                else:
+                    own = new_plays[seat]
+                    if own[index] is not move and (type(move) is not Play or move.seat != seat):  # type: ignore[index]
+                        break  # (the moves are interned: only one built elsewhere needs the check)
+                    new_plays[seat] = drop(own)  # type: ignore[arg-type, assignment]  # the moves without the card's
                 hands[seat] = drop(hand)  # type: ignore[arg-type, assignment]  # known (found above)
-                if new_plays is not None:  # the hand's moves, without the card's (in the same order)
-                    new_plays[seat] = drop(new_plays[seat])  # type: ignore[arg-type, assignment]
                 pending.append(_PAIRS[seat][card])
                 out |= _BITS[card]
             else:
