@@ -538,7 +538,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             return _new_turn(  # T-3.1: every seat chooses a card
                 n, state.options, state.round_index + 1, dealer, "play", state.totals, _ZEROS[n],
                 ((first,), (second,), (third,), (fourth,)), hands_known, _TENS[n], (), _NONES[n], (),
-                1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n], _ends_of(deal.rows),
+                1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+                None if state.options.profi else _ends_of(deal.rows),  # (profi places otherwise: no ends kept)
                 # the engine's own deal (a playout's, a local game's): each seat's moves of its hand, made
                 # at once in C (an `itemgetter` of the hand's cards on the seat's moves), for `legal_moves`
                 tuple(map(call, starmap(itemgetter, hands_known), _PLAYS)) if deal._dealt_for is not None else None,
@@ -796,7 +797,31 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     sizes = same[left - 1]
                 else:
                     sizes = _ONE_FEWER.get(sizes) or _one_card_fewer(sizes)
-                ends = state._ends
+                ends = state._ends  # (kept only without profi)
+                if ends is not None and pending[0][0] < ends[0]:  # T-3.5: the lowest card is lower than every
+                    # row end: its owner takes a row before anything is placed (`_place`'s first step, here
+                    # without the call: a row is owed in most turns of a playout; the rows and ends kept)
+                    built = _BUILDER()
+                    built.players = n
+                    built.options = state.options
+                    built.round_index = state.round_index
+                    built.dealer = state.dealer
+                    built.stage = "take_row"
+                    built.totals = state.totals
+                    built.penalty = state.penalty
+                    built.rows = state.rows
+                    built.hands = tuple(hands)
+                    built.hand_sizes = sizes
+                    built.pool = state.pool
+                    built.chosen = _NONES[n]
+                    built.pending = tuple(pending)
+                    built.out = out
+                    built.turn = state.turn
+                    built._expected = _TAKE_ROW_EXPECTED[pending[0][1]]
+                    built._ends = ends
+                    built._plays = None if new_plays is None else tuple(new_plays)
+                    built.__class__ = Take6State
+                    return built  # type: ignore[no-any-return]
                 return self._place(
                     state, list(state.rows), state.penalty, state.totals, pending, tuple(hands), sizes, out,
                     None if ends is None else ends[:], None if new_plays is None else tuple(new_plays),
@@ -939,29 +964,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     below += 1
                 if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
                     # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
-                    # and the rows and their ends are still the state's: kept as they are, not copied).
-                    # What `_owe_row` builds, inline (a call fewer: a row is owed in most turns of a playout)
-                    built = _BUILDER()
-                    built.players = n
-                    built.options = state.options
-                    built.round_index = state.round_index
-                    built.dealer = state.dealer
-                    built.stage = "take_row"
-                    built.totals = totals
-                    built.penalty = penalty
-                    built.rows = state.rows
-                    built.hands = hands
-                    built.hand_sizes = sizes
-                    built.pool = state.pool
-                    built.chosen = _NONES[n]
-                    built.pending = tuple(pending)
-                    built.out = out
-                    built.turn = state.turn
-                    built._expected = _TAKE_ROW_EXPECTED[seat]
-                    built._ends = ends
-                    built._plays = plays
-                    built.__class__ = Take6State
-                    return built  # type: ignore[no-any-return]
+                    # and the rows are still the state's: kept as they are, not copied; in a playout
+                    # `apply_moves` finds this before the call)
+                    return _new_turn(
+                        n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, state.rows,
+                        hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[seat],
+                        ends, plays,
+                    )
                 row_index = ends[below + 5]  # ROWS + 1 (a constant: no global lookup)
                 ends[below] = card
                 row = rows[row_index]
