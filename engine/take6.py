@@ -275,6 +275,8 @@ def _play_expected(owing: tuple[bool, ...]) -> Expected:
     return expected
 
 
+_DEAL_EXPECTED = Expected("deal")  # made once: a frozen dataclass's own constructor is slow
+_OVER_EXPECTED = Expected("over")
 _TAKE_ROW_EXPECTED = tuple(Expected("move", (seat,), "take_row") for seat in range(10))
 _PICK_EXPECTED = tuple(Expected("move", (seat,), "pick") for seat in range(10))
 _PLAY_ALL = tuple(_play_expected((True,) * count) for count in range(11))  # a turn's start
@@ -629,7 +631,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             return _PICK_EXPECTED[self._picker(state)]
         if stage == "reveal":
             return Expected("reveal", tuple([s for s, c in enumerate(state.chosen) if c == HIDDEN]), "play")
-        return Expected("deal") if stage == "deal" else Expected("over")
+        return _DEAL_EXPECTED if stage == "deal" else _OVER_EXPECTED
 
     @staticmethod
     def _picker(state: Take6State) -> int:
@@ -1008,9 +1010,10 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             built._plays = plays
             built.__class__ = Take6State
             return built  # type: ignore[no-any-return]
-        return _new_state(
-            n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
-            totals, penalty, tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
+        over = max(totals) > END_ABOVE  # T-4.1
+        return _new_turn(
+            n, state.options, state.round_index, state.dealer, "over" if over else "deal", totals, penalty, tuple(rows),
+            hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1, _OVER_EXPECTED if over else _DEAL_EXPECTED,
         )
 
     @staticmethod
