@@ -466,7 +466,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if state.options.logic:
             return super().deal_shuffled(state, dealer, rng)
         n = state.players
-        size = deck_size(n, state.options.tactic)
+        size = HAND_SIZE * n + ROWS if state.options.tactic else MAX_CARD  # `deck_size`, inline (T-5.1, T-1.1)
         numbers = list(_NUMBERS[size])
         shuffle(numbers, rng, HAND_SIZE * n + ROWS)  # the positions dealt (`_layout`): the rest is stock
         return _deal_of_numbers(dealer, numbers, n, (n, size))
@@ -503,8 +503,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         dealer = deal.dealer
         if not 0 <= dealer < n:
             raise FormatError(f"dealer {dealer} is not a seat of this {n}-player table")
-        want = self.expected_dealer(state)
-        if want is not None and dealer != want:
+        previous = state.dealer
+        if previous is not None and dealer != (previous + 1) % n:  # `expected_dealer`, inline
+            want = (previous + 1) % n
             raise IllegalMove("T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {dealer}")
         logic = state.options.logic
         if deal.logic != logic:
@@ -513,7 +514,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 if logic
                 else "without logic a deal has hands and rows, no pool"
             )
-        size = deck_size(n, state.options.tactic)
+        size = HAND_SIZE * n + ROWS if state.options.tactic else MAX_CARD  # `deck_size`, inline (T-5.1, T-1.1)
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
         hands_dealt = deal.hands
@@ -988,7 +989,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     penalty, totals = tuple(new_penalty), tuple(new_totals)
                     rows[row_index] = _SINGLES[card]
         # T-3.6: the turn is over; after the tenth the round is.
-        if any(sizes):  # T-3.1: every seat chooses again; what `_new_turn` would build, inline (a call fewer)
+        if sizes[0] or any(sizes):  # T-3.1: every seat chooses again (the first hand decides the common case
+            # without a call); what `_new_turn` would build, inline (a call fewer)
             built = _BUILDER()
             built.players = n
             built.options = state.options
