@@ -761,8 +761,10 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         from a known hand (T-3.1), is placed at once (T-3.2) without the states in between; any
         other sequence, or one that breaks a rule, goes move by move (the same errors)."""
         n = state.players
-        chosen = state.chosen
-        if len(moves) == n and state.stage == "play" and (chosen is _NONES[n] or chosen == _NONES[n]):
+        # a turn's start: every seat owes its card (the Expected a turn's start state carries, else the fields)
+        if len(moves) == n and (
+            state._expected is _PLAY_ALL[n] or (state.stage == "play" and state.chosen == _NONES[n])
+        ):
             dealt = state.hands
             hands = list(dealt)
             plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
