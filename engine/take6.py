@@ -1034,13 +1034,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         plays: tuple[tuple[Play, ...] | None, ...] | None,
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take.
-        `ends`: the coded ends of `rows` (`Take6State._ends`), or None; `plays` as `_place` has them.
-        A tuple given for `rows` or `ends` is kept as it is."""
+        `ends`: `Take6State._ends` of `rows`, or None (profi keeps none); `plays` as `_place` has them.
+        A tuple given for `rows` is kept as it is."""
         n = state.players
         return _new_turn(
             n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
             state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
-            None if ends is None else tuple(ends), plays,
+            None if ends is None else list(ends), plays,
         )
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
