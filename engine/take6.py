@@ -766,34 +766,73 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             state._expected is _PLAY_ALL[n] or (state.stage == "play" and state.chosen == _NONES[n])
         ):
             dealt = state.hands
-            hands = list(dealt)
             plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
-            new_plays: list[tuple[Play, ...] | None] | None = None if plays is None else list(plays)
-            pending: list[tuple[int, int]] = []
-            out = state.out
-            # In seat order, the common one (any other goes move by move below: the same result), so
-            # every seat plays once and its hand is the dealt one.
-            for seat in _SEATS[n]:
-                move = moves[seat]
-                hand = dealt[seat]
+            joint = False  # every seat's card found in its hand (then `pending`, `hands`, `new_plays`, `out`)
+            pending: list[tuple[int, int]]  # the turn's (card, seat), lowest first once sorted
+            hands: Sequence[tuple[int, ...] | None]  # each seat's hand after the turn
+            new_plays: Sequence[tuple[Play, ...] | None] | None  # and its moves
+            if n == 4 and plays is not None:  # four seats, the common table: the loop below, unrolled (no
+                # loop, list or subscript per seat; the same checks, the same result)
+                move0, move1, move2, move3 = moves
+                hand0, hand1, hand2, hand3 = dealt
+                own0, own1, own2, own3 = plays
                 try:
-                    card: int = move.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
-                    index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
-                    drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
-                except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply` checks
-                    break
-                if new_plays is None:
-                    if type(move) is not Play or move.seat != seat:
-                        break
+                    card0: int = move0.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
+                    index0 = hand0.index(card0)  # type: ignore[union-attr]  # (an unknown hand: AttributeError)
+                    drop0 = _DROP[len(hand0)][index0]  # type: ignore[arg-type]  # (above 10 cards: IndexError)
+                    card1: int = move1.card  # type: ignore[union-attr, assignment]
+                    index1 = hand1.index(card1)  # type: ignore[union-attr]
+                    drop1 = _DROP[len(hand1)][index1]  # type: ignore[arg-type]
+                    card2: int = move2.card  # type: ignore[union-attr, assignment]
+                    index2 = hand2.index(card2)  # type: ignore[union-attr]
+                    drop2 = _DROP[len(hand2)][index2]  # type: ignore[arg-type]
+                    card3: int = move3.card  # type: ignore[union-attr, assignment]
+                    index3 = hand3.index(card3)  # type: ignore[union-attr]
+                    drop3 = _DROP[len(hand3)][index3]  # type: ignore[arg-type]
+                    joint = (  # the moves are interned: only one built elsewhere needs the type and seat checked
+                        (own0[index0] is move0 or (type(move0) is Play and move0.seat == 0))  # type: ignore[index]
+                        and (own1[index1] is move1 or (type(move1) is Play and move1.seat == 1))  # type: ignore[index]
+                        and (own2[index2] is move2 or (type(move2) is Play and move2.seat == 2))  # type: ignore[index]
+                        and (own3[index3] is move3 or (type(move3) is Play and move3.seat == 3))  # type: ignore[index]
+                    )
+                except (ValueError, AttributeError, IndexError, TypeError):  # (TypeError: moves unknown)
+                    pass
+                if joint:
+                    pending = [_PAIRS[0][card0], _PAIRS[1][card1], _PAIRS[2][card2], _PAIRS[3][card3]]
+                    out = state.out | _BITS[card0] | _BITS[card1] | _BITS[card2] | _BITS[card3]
+                    hands = (drop0(hand0), drop1(hand1), drop2(hand2), drop3(hand3))  # type: ignore[assignment, arg-type]
+                    new_plays = (drop0(own0), drop1(own1), drop2(own2), drop3(own3))  # type: ignore[assignment, arg-type]
+            if not joint:
+                hand_list: list[tuple[int, ...] | None] = []
+                play_list: list[tuple[Play, ...] | None] | None = None if plays is None else []
+                pending = []
+                out = state.out
+                # In seat order, the common one (any other goes move by move below: the same result), so
+                # every seat plays once and its hand is the dealt one.
+                for seat in _SEATS[n]:
+                    move = moves[seat]
+                    hand = dealt[seat]
+                    try:
+                        card: int = move.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
+                        index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
+                        drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
+                    except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply`
+                        break  # checks
+                    if play_list is None:
+                        if type(move) is not Play or move.seat != seat:
+                            break
+                    else:
+                        own = plays[seat]  # type: ignore[index]
+                        if own[index] is not move and (type(move) is not Play or move.seat != seat):  # type: ignore[index]
+                            break  # (the moves are interned: only one built elsewhere needs the check)
+                        play_list.append(drop(own))  # type: ignore[arg-type]  # the moves without the card's
+                    hand_list.append(drop(hand))  # type: ignore[arg-type]  # known (found above)
+                    pending.append(_PAIRS[seat][card])
+                    out |= _BITS[card]
                 else:
-                    own = new_plays[seat]
-                    if own[index] is not move and (type(move) is not Play or move.seat != seat):  # type: ignore[index]
-                        break  # (the moves are interned: only one built elsewhere needs the check)
-                    new_plays[seat] = drop(own)  # type: ignore[arg-type, assignment]  # the moves without the card's
-                hands[seat] = drop(hand)  # type: ignore[arg-type, assignment]  # known (found above)
-                pending.append(_PAIRS[seat][card])
-                out |= _BITS[card]
-            else:
+                    joint = True
+                    hands, new_plays = hand_list, play_list
+            if joint:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
                 sizes = state.hand_sizes
                 left = sizes[0]  # every hand the same size (the common case): the next sizes by identity
