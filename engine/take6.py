@@ -769,8 +769,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
             joint = False  # every seat's card found in its hand (then `pending`, `hands`, `new_plays`, `out`)
             pending: list[tuple[int, int]]  # the turn's (card, seat), lowest first once sorted
-            hands: Sequence[tuple[int, ...] | None]  # each seat's hand after the turn
-            new_plays: Sequence[tuple[Play, ...] | None] | None  # and its moves
+            hands: tuple[tuple[int, ...] | None, ...]  # each seat's hand after the turn
+            new_plays: tuple[tuple[Play, ...] | None, ...] | None  # and its moves
             if n == 4 and plays is not None:  # four seats, the common table: the loop below, unrolled (no
                 # loop, list or subscript per seat; the same checks, the same result)
                 move0, move1, move2, move3 = moves
@@ -831,7 +831,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     out |= _BITS[card]
                 else:
                     joint = True
-                    hands, new_plays = hand_list, play_list
+                    hands = tuple(hand_list)
+                    new_plays = None if play_list is None else tuple(play_list)
             if joint:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
                 sizes = state.hand_sizes
@@ -854,7 +855,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     built.totals = state.totals
                     built.penalty = state.penalty
                     built.rows = state.rows
-                    built.hands = tuple(hands)
+                    built.hands = hands
                     built.hand_sizes = sizes
                     built.pool = state.pool
                     built.chosen = _NONES[n]
@@ -863,12 +864,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     built.turn = state.turn
                     built._expected = _TAKE_ROW_EXPECTED[pending[0][1]]
                     built._ends = ends
-                    built._plays = None if new_plays is None else tuple(new_plays)
+                    built._plays = new_plays
                     built.__class__ = Take6State
                     return built  # type: ignore[no-any-return]
                 return self._place(
-                    state, list(state.rows), state.penalty, state.totals, pending, tuple(hands), sizes, out,
-                    None if ends is None else ends[:], None if new_plays is None else tuple(new_plays),
+                    state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out,
+                    None if ends is None else ends[:], new_plays,
                 )
         if len(moves) == 1:
             return self.apply(state, moves[0])
