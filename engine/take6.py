@@ -647,6 +647,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if moves is not None:
                 return moves
         stage = state.stage
+        if stage == "take_row":
+            return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "play":
             if state.chosen[seat] is not None:
                 return ()
@@ -658,8 +660,6 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
             return lookup_all(_PLAYS[seat], hand)
-        if stage == "take_row":
-            return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "pick" and seat == self._picker(state):
             return lookup_all(_PICKS[seat], state.pool)
         return ()
@@ -1003,12 +1003,12 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             # itself), so the ends stay sorted and the next card's row is at the same position or
             # further on. `ends[ROWS + 1 + k]` is the index of the row whose last card is `ends[k]`.
             ends = _ends_of(list(map(_last, rows))) if known_ends is None else known_ends
-            below = -1  # the position in `ends` of the highest end lower than the card
+            above = 0  # the position in `ends` of the lowest end above the card (the row's end is just below)
             for card, seat in pending:
-                while ends[below + 1] < card:
-                    below += 1
-                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
-                    # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
+                while ends[above] < card:
+                    above += 1
+                if not above:  # T-3.5: lower than every row end, the player chooses a row to take (only
+                    # ever the first card of a turn: `above` never falls, so the whole turn is still pending,
                     # and the rows are still the state's: kept as they are, not copied; in a playout
                     # `apply_moves` finds this before the call)
                     return _new_turn(
@@ -1016,8 +1016,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                         hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[seat],
                         ends, plays,
                     )
-                row_index = ends[below + 5]  # ROWS + 1 (a constant: no global lookup)
-                ends[below] = card
+                row_index = ends[above + 4]  # ROWS + 1 past the row's end (a constant: no global lookup)
+                ends[above - 1] = card
                 row = rows[row_index]
                 if len(row) < 5:  # ROW_LIMIT (a constant: no global lookup)
                     rows[row_index] = row + _SINGLES[card]  # one tuple built
