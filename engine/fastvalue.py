@@ -37,7 +37,7 @@ def fast_constructor(cls: Callable[P, T], caches: bool = False) -> Callable[P, T
         raise TypeError(f"{cls.__name__} must be @dataclass(frozen=True, slots=True)")
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} has __post_init__, which fast_constructor would skip")
-    twin = type(f"_{cls.__name__}Builder", (), {"__slots__": tuple(slots)})
+    twin = builder_class(cls)
     namespace: dict[str, Any] = {"_twin": twin, "_cls": cls}
     args: list[str] = []
     uninit: list[str] = []  # with `caches`: the init=False fields, after the others
@@ -67,6 +67,22 @@ def fast_constructor(cls: Callable[P, T], caches: bool = False) -> Callable[P, T
     build.__qualname__ = build.__name__ = f"fast_{cls.__name__}"
     build.__doc__ = f"Build a {cls.__name__} (same arguments as the class), bypassing its slow frozen __init__."
     return build
+
+
+_TWINS: dict[type, type] = {}
+
+
+def builder_class(cls: type) -> Any:
+    """The plain twin class of a frozen slots dataclass `cls` that `fast_constructor` fills: for a hot
+    path that builds `cls` values inline (``o = twin(); o.field = ...`` for every slot, the caches'
+    too, then ``o.__class__ = cls``), saving the constructor's call. Made once per class."""
+    twin = _TWINS.get(cls)
+    if twin is None:
+        slots = cls.__dict__.get("__slots__")
+        if slots is None:
+            raise TypeError(f"{cls.__name__} must be @dataclass(frozen=True, slots=True)")
+        twin = _TWINS[cls] = type(f"_{cls.__name__}Builder", (), {"__slots__": tuple(slots)})
+    return twin
 
 
 K = TypeVar("K")

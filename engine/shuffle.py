@@ -15,7 +15,7 @@ def _shuffle_inline(cards: list[Any], rng: random.Random, keep: int) -> None:
     two Python calls per card. Positions from `keep` on are final once drawn and never read again, so
     they are left as they are: only the card drawn into a lower position moves."""
     getrandbits = rng.getrandbits
-    upper, lower = _steps(len(cards), keep)
+    upper, lower = _STEPS.get((len(cards), keep)) or _steps(len(cards), keep)  # made once per deck and deal
     for positions, bits in upper:  # position i draws from 0 … i, with as many bits as i + 1 has
         for i in positions:
             j = getrandbits(bits)

@@ -16,8 +16,8 @@ import random
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
-from operator import is_, itemgetter
+from itertools import repeat, starmap
+from operator import call, is_, itemgetter
 from typing import Literal
 
 from engine.api import (
@@ -33,7 +33,7 @@ from engine.api import (
     require_int,
     winners_by,
 )
-from engine.fastvalue import fast_constructor, lookup_all
+from engine.fastvalue import builder_class, fast_constructor, lookup_all
 from engine.shuffle import shuffle
 
 MAX_CARD = 104  # T-1.1
@@ -183,9 +183,11 @@ class Take6State:
     # A cache of what `expected` derives from the fields above, filled at most once per state:
     # never compared, hashed or printed, not part of the value.
     _expected: Expected | None = field(default=None, init=False, repr=False, compare=False)
-    # Another, set where `_place` built the state (not part of the value either): the row ends
-    # coded end·4 + row, ascending, then `_ABOVE_ALL`, so that the next placement starts from them.
-    _ends: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    # Another, set where a round starts or `_place` built the state (not part of the value either), so
+    # that the next placement starts from them: the rows' last cards in ascending order, then
+    # `_ABOVE_ALL`, then the index of each of those rows in the same order (nine small ints: no
+    # per-card table to read; a list, never changed once a state holds it).
+    _ends: list[int] | None = field(default=None, init=False, repr=False, compare=False)
     # Another: each seat's `Play` moves of its hand (None where the hand is unknown, () where the
     # seat has chosen: what `legal_moves` returns), made by the first `legal_moves` of a play stage
     # and carried on by the turn that plays from the hands (each seat's moves lose the played card's
@@ -206,23 +208,35 @@ _CODE_SET: frozenset[object] = frozenset(_CODES)
 _new_state = fast_constructor(Take6State)
 _new_turn: Callable[..., Take6State] = fast_constructor(Take6State, caches=True)  # and `_expected`, `_ends`, `_plays`
 _new_deal: Callable[..., Take6Deal] = fast_constructor(Take6Deal, caches=True)  # and what it knows
+# What `_new_turn` fills, for the states a turn's placement builds inline (`Take6._place`: a call fewer)
+_BUILDER = builder_class(Take6State)
 _DECK_SETS: dict[int, frozenset[int]] = {size: frozenset(range(1, size + 1)) for size in range(MAX_CARD + 1)}
 _LAYOUTS: dict[tuple[int, bool, bool], DealLayout] = {}
 _PLAY_EXPECTED: dict[tuple[bool, ...], Expected] = {}
 _SEATS = tuple(tuple(range(count)) for count in range(11))
 _ROW_INDICES = tuple(range(ROWS))
-_ABOVE_ALL = (MAX_CARD + 1) << 2  # above every coded row end (`Take6._place`)
+_ABOVE_ALL = MAX_CARD + 1  # above every row end (`Take6State._ends`)
 _last = itemgetter(-1)
 _NONES = tuple((None,) * count for count in range(11))  # unknown hands, choices not made yet
 _ZEROS = tuple((0,) * count for count in range(11))
 _NUMBERS = tuple(tuple(range(1, size + 1)) for size in range(MAX_CARD + 1))  # the decks 1 … size (T-1.1, T-5.1)
-_TENS = tuple((HAND_SIZE,) * count for count in range(11))  # full hands (T-2.1)
+# `_SIZES[n][k]`: n hands of k cards, the hand sizes a turn starts with (T-3.1), found by identity
+_SIZES = tuple(tuple((size,) * count for size in range(HAND_SIZE + 1)) for count in range(11))
+_TENS = tuple(sizes[HAND_SIZE] for sizes in _SIZES)  # full hands (T-2.1)
 # Values a turn would otherwise build per card, made once: a card's bit in `Take6State.out`, the
-# pending entry (card, seat), a row of the one card, the coded row end card·4 + row (`_place`).
+# pending entry (card, seat), a row of the one card.
 _BITS = tuple(1 << card for card in range(MAX_CARD + 1))
 _PAIRS = tuple(tuple((card, seat) for card in range(MAX_CARD + 1)) for seat in range(10))
 _SINGLES = tuple((card,) for card in range(MAX_CARD + 1))
-_END_CODES = tuple(tuple(card << 2 | row for row in range(ROWS)) for card in range(MAX_CARD + 1))
+
+
+def _ends_of(lasts: Sequence[int]) -> list[int]:
+    """`Take6State._ends` of rows whose last cards are `lasts`: those ascending, `_ABOVE_ALL`, the
+    rows' indices in the same order."""
+    ends = sorted(lasts)
+    ends.append(_ABOVE_ALL)
+    ends.extend(map(lasts.index, ends[:ROWS]))  # the row ends are distinct cards
+    return ends
 
 
 def _dropper(size: int, index: int) -> Callable[[Sequence[object]], tuple[object, ...]]:
@@ -261,6 +275,8 @@ def _play_expected(owing: tuple[bool, ...]) -> Expected:
     return expected
 
 
+_DEAL_EXPECTED = Expected("deal")  # made once: a frozen dataclass's own constructor is slow
+_OVER_EXPECTED = Expected("over")
 _TAKE_ROW_EXPECTED = tuple(Expected("move", (seat,), "take_row") for seat in range(10))
 _PICK_EXPECTED = tuple(Expected("move", (seat,), "pick") for seat in range(10))
 _PLAY_ALL = tuple(_play_expected((True,) * count) for count in range(11))  # a turn's start
@@ -375,11 +391,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
     def new_game(self, players: int, options: Take6Options) -> Take6State:
         if not self.min_players <= players <= self.max_players:
             raise IllegalMove("T-1.2", f"6 nimmt! is for 2–10 players, not {players}")
-        zeros = (0,) * players
-        return _new_state(
-            players, options, -1, None, "deal", zeros, zeros, (), (None,) * players, zeros, (),
-            (None,) * players, (), 0, 0,
-        )
+        zeros, nones = _ZEROS[players], _NONES[players]
+        return _new_state(players, options, -1, None, "deal", zeros, zeros, (), nones, zeros, (), nones, (), 0, 0)
 
     # what a table protocol must know (engine.api.Game)
     def hand_card_fields(self) -> tuple[str, ...]:
@@ -453,7 +466,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         if state.options.logic:
             return super().deal_shuffled(state, dealer, rng)
         n = state.players
-        size = deck_size(n, state.options.tactic)
+        size = HAND_SIZE * n + ROWS if state.options.tactic else MAX_CARD  # `deck_size`, inline (T-5.1, T-1.1)
         numbers = list(_NUMBERS[size])
         shuffle(numbers, rng, HAND_SIZE * n + ROWS)  # the positions dealt (`_layout`): the rest is stock
         return _deal_of_numbers(dealer, numbers, n, (n, size))
@@ -490,8 +503,9 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         dealer = deal.dealer
         if not 0 <= dealer < n:
             raise FormatError(f"dealer {dealer} is not a seat of this {n}-player table")
-        want = self.expected_dealer(state)
-        if want is not None and dealer != want:
+        previous = state.dealer
+        if previous is not None and dealer != (previous + 1) % n:  # `expected_dealer`, inline
+            want = (previous + 1) % n
             raise IllegalMove("T-5.4", f"the dealer rotates left each round: seat {want} deals, not seat {dealer}")
         logic = state.options.logic
         if deal.logic != logic:
@@ -500,7 +514,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                 if logic
                 else "without logic a deal has hands and rows, no pool"
             )
-        size = deck_size(n, state.options.tactic)
+        size = HAND_SIZE * n + ROWS if state.options.tactic else MAX_CARD  # `deck_size`, inline (T-5.1, T-1.1)
         if len(deal.rows) != ROWS:
             raise IllegalMove("T-2.1", f"4 cards start the rows, the deal turns {len(deal.rows)}")
         hands_dealt = deal.hands
@@ -521,11 +535,17 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             known = False
         if known:
             first, second, third, fourth = deal.rows
+            hands_known: tuple[tuple[int, ...], ...] = (
+                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt])  # type: ignore[assignment, arg-type]
+            )
             return _new_turn(  # T-3.1: every seat chooses a card
                 n, state.options, state.round_index + 1, dealer, "play", state.totals, _ZEROS[n],
-                ((first,), (second,), (third,), (fourth,)),
-                hands_dealt if deal._sorted else tuple([tuple(sorted(hand)) for hand in hands_dealt]),  # type: ignore[arg-type]
-                _TENS[n], (), _NONES[n], (), 1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+                ((first,), (second,), (third,), (fourth,)), hands_known, _TENS[n], (), _NONES[n], (),
+                1 << first | 1 << second | 1 << third | 1 << fourth, 0, _PLAY_ALL[n],
+                None if state.options.profi else _ends_of(deal.rows),  # (profi places otherwise: no ends kept)
+                # the engine's own deal (a playout's, a local game's): each seat's moves of its hand, made
+                # at once in C (an `itemgetter` of the hand's cards on the seat's moves), for `legal_moves`
+                tuple(map(call, starmap(itemgetter, hands_known), _PLAYS)) if deal._dealt_for is not None else None,
             )
         seen: set[int] = set()
 
@@ -612,7 +632,7 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             return _PICK_EXPECTED[self._picker(state)]
         if stage == "reveal":
             return Expected("reveal", tuple([s for s, c in enumerate(state.chosen) if c == HIDDEN]), "play")
-        return Expected("deal") if stage == "deal" else Expected("over")
+        return _DEAL_EXPECTED if stage == "deal" else _OVER_EXPECTED
 
     @staticmethod
     def _picker(state: Take6State) -> int:
@@ -627,6 +647,8 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if moves is not None:
                 return moves
         stage = state.stage
+        if stage == "take_row":
+            return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "play":
             if state.chosen[seat] is not None:
                 return ()
@@ -638,20 +660,54 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             if hand is None:
                 raise IllegalMove("format", f"seat {seat}'s hand is not known to this state")
             return lookup_all(_PLAYS[seat], hand)
-        if stage == "take_row":
-            return _TAKES[seat] if state.pending[0][1] == seat else ()
         if stage == "pick" and seat == self._picker(state):
             return lookup_all(_PICKS[seat], state.pool)
         return ()
 
     def apply(self, state: Take6State, move: Take6Move) -> Take6State:
         seat = move.seat
-        n = state.players
-        if not 0 <= seat < n:
-            raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
         kind = type(move)
+        if kind is TakeRow and state.stage == "take_row":  # T-3.5 (here, and first: a row is taken in most
+            # turns of a playout)
+            row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
+            owed = state.pending
+            card: int | None
+            card, owner = owed[0]
+            if seat != owner:  # (the owner is a seat of the table: any other seat is checked first)
+                self._check_seat(state, seat)
+                raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
+            if not 0 <= row_index < ROWS:
+                raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
+            rows = list(state.rows)
+            taken = rows[row_index]
+            heads = 0  # T-3.6 (`_charge` inline: a call costs as much)
+            for taken_card in taken:
+                heads += BULLHEADS[taken_card]
+            penalty, totals = list(state.penalty), list(state.totals)
+            penalty[seat] += heads
+            totals[seat] += heads
+            rows[row_index] = _SINGLES[card]
+            ends = state._ends
+            if ends is not None:  # the card is lower than every end: its row comes first (`Take6State._ends`)
+                ends = ends[:]  # (`_place` goes on with this list)
+                at = ends.index(row_index, ROWS + 1)  # where the row's index is, after `_ABOVE_ALL`
+                del ends[at]
+                del ends[at - ROWS - 1]  # and its end
+                ends.insert(0, card)
+                ends.insert(ROWS + 1, row_index)
+            return self._place(
+                state, rows, tuple(penalty), tuple(totals), owed[1:], state.hands, state.hand_sizes, state.out, ends,
+                state._plays,
+            )
+        n = state.players
+        self._check_seat(state, seat)
+        if kind is TakeRow:
+            row_index = move.row  # type: ignore[union-attr]
+            if state.stage == "play":
+                raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
+            raise self._not_now(state, seat, f"take row {row_index}")
         if kind is Play:  # T-3.1, inline: the hot path of every playout
-            card: int | None = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
+            card = move.card  # type: ignore[union-attr]  # a Play (no isinstance: hot path)
             if state.stage != "play":
                 raise self._not_now(state, seat, f"play card {card}")
             chosen = list(state.chosen)
@@ -673,13 +729,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             sizes = list(state.hand_sizes)
             sizes[seat] -= 1
             if None in chosen:
-                return _new_turn(  # the rows unchanged: their coded ends too
+                return _new_turn(  # the rows unchanged: their ends too
                     n, state.options, state.round_index, state.dealer, "play", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
                     state.turn, None, state._ends,
                 )
             if HIDDEN in chosen:
-                return _new_turn(  # the rows unchanged: their coded ends too
+                return _new_turn(  # the rows unchanged: their ends too
                     n, state.options, state.round_index, state.dealer, "reveal", state.totals, state.penalty,
                     state.rows, hands, tuple(sizes), state.pool, tuple(chosen), state.pending, state.out,
                     state.turn, None, state._ends,
@@ -690,32 +746,10 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
             out = state.out
             for placed, _ in pending:
                 out |= 1 << placed
+            ends = state._ends
             return self._place(
-                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out, state._ends
-            )
-        if kind is TakeRow:  # T-3.5 (here, not in a method of its own: a row is taken in most turns of a playout)
-            row_index: int = move.row  # type: ignore[union-attr]  # a TakeRow (no isinstance: hot path)
-            if state.stage != "take_row":
-                if state.stage == "play":
-                    raise IllegalMove("T-3.5", f"seat {seat} owes no row: no card is lower than every row end", seat)
-                raise self._not_now(state, seat, f"take row {row_index}")
-            owed = state.pending
-            card, owner = owed[0]
-            if seat != owner:
-                raise IllegalMove("T-3.5", f"seat {owner} takes a row for card {card}, not seat {seat}", seat)
-            if not 0 <= row_index < ROWS:
-                raise FormatError(f"there is no row {row_index}: rows are 0–3", seat)
-            rows = list(state.rows)
-            taken = rows[row_index]
-            penalty, totals = _charge(state.penalty, state.totals, seat, taken)
-            rows[row_index] = _SINGLES[card]
-            ends: list[int] | None = None
-            if state._ends is not None:  # the card is lower than every end: its row's code comes first
-                ends = list(state._ends)  # (`_place` goes on with this list)
-                ends.remove(_END_CODES[taken[-1]][row_index])
-                ends.insert(0, _END_CODES[card][row_index])
-            return self._place(
-                state, rows, penalty, totals, owed[1:], state.hands, state.hand_sizes, state.out, ends, state._plays
+                state, list(state.rows), state.penalty, state.totals, pending, hands, tuple(sizes), out,
+                None if ends is None else ends[:],
             )
         if kind is Pick:
             assert isinstance(move, Pick)
@@ -727,45 +761,127 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         from a known hand (T-3.1), is placed at once (T-3.2) without the states in between; any
         other sequence, or one that breaks a rule, goes move by move (the same errors)."""
         n = state.players
-        chosen = state.chosen
-        if len(moves) == n and state.stage == "play" and (chosen is _NONES[n] or chosen == _NONES[n]):
+        # a turn's start: every seat owes its card (the Expected a turn's start state carries, else the fields)
+        if len(moves) == n and (
+            state._expected is _PLAY_ALL[n] or (state.stage == "play" and state.chosen == _NONES[n])
+        ):
             dealt = state.hands
-            hands = list(dealt)
             plays = state._plays  # each seat's moves, where `legal_moves` made them: kept up to date
-            new_plays: list[tuple[Play, ...] | None] | None = None if plays is None else list(plays)
-            pending: list[tuple[int, int]] = []
-            out = state.out
-            # In seat order, the common one (any other goes move by move below: the same result), so
-            # every seat plays once and its hand is the dealt one.
-            for seat in _SEATS[n]:
-                move = moves[seat]
-                if type(move) is not Play or move.seat != seat:
-                    break
-                hand = dealt[seat]
-                card: int = move.card  # type: ignore[assignment]  # None is in no hand
+            joint = False  # every seat's card found in its hand (then `pending`, `hands`, `new_plays`, `out`)
+            pending: list[tuple[int, int]]  # the turn's (card, seat), lowest first once sorted
+            hands: tuple[tuple[int, ...] | None, ...]  # each seat's hand after the turn
+            new_plays: tuple[tuple[Play, ...] | None, ...] | None  # and its moves
+            if n == 4 and plays is not None:  # four seats, the common table: the loop below, unrolled (no
+                # loop, list or subscript per seat; the same checks, the same result)
+                move0, move1, move2, move3 = moves
+                hand0, hand1, hand2, hand3 = dealt
+                own0, own1, own2, own3 = plays
                 try:
-                    index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
-                    drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
-                except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply` checks
-                    break
-                hands[seat] = drop(hand)  # type: ignore[arg-type, assignment]  # known (found above)
-                if new_plays is not None:  # the hand's moves, without the card's (in the same order)
-                    new_plays[seat] = drop(new_plays[seat])  # type: ignore[arg-type, assignment]
-                pending.append(_PAIRS[seat][card])
-                out |= _BITS[card]
-            else:
+                    card0: int = move0.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
+                    index0 = hand0.index(card0)  # type: ignore[union-attr]  # (an unknown hand: AttributeError)
+                    drop0 = _DROP[len(hand0)][index0]  # type: ignore[arg-type]  # (above 10 cards: IndexError)
+                    card1: int = move1.card  # type: ignore[union-attr, assignment]
+                    index1 = hand1.index(card1)  # type: ignore[union-attr]
+                    drop1 = _DROP[len(hand1)][index1]  # type: ignore[arg-type]
+                    card2: int = move2.card  # type: ignore[union-attr, assignment]
+                    index2 = hand2.index(card2)  # type: ignore[union-attr]
+                    drop2 = _DROP[len(hand2)][index2]  # type: ignore[arg-type]
+                    card3: int = move3.card  # type: ignore[union-attr, assignment]
+                    index3 = hand3.index(card3)  # type: ignore[union-attr]
+                    drop3 = _DROP[len(hand3)][index3]  # type: ignore[arg-type]
+                    joint = (  # the moves are interned: only one built elsewhere needs the type and seat checked
+                        (own0[index0] is move0 or (type(move0) is Play and move0.seat == 0))  # type: ignore[index]
+                        and (own1[index1] is move1 or (type(move1) is Play and move1.seat == 1))  # type: ignore[index]
+                        and (own2[index2] is move2 or (type(move2) is Play and move2.seat == 2))  # type: ignore[index]
+                        and (own3[index3] is move3 or (type(move3) is Play and move3.seat == 3))  # type: ignore[index]
+                    )
+                except (ValueError, AttributeError, IndexError, TypeError):  # (TypeError: moves unknown)
+                    pass
+                if joint:
+                    pending = [_PAIRS[0][card0], _PAIRS[1][card1], _PAIRS[2][card2], _PAIRS[3][card3]]
+                    out = state.out | _BITS[card0] | _BITS[card1] | _BITS[card2] | _BITS[card3]
+                    hands = (drop0(hand0), drop1(hand1), drop2(hand2), drop3(hand3))  # type: ignore[assignment, arg-type]
+                    new_plays = (drop0(own0), drop1(own1), drop2(own2), drop3(own3))  # type: ignore[assignment, arg-type]
+            if not joint:
+                hand_list: list[tuple[int, ...] | None] = []
+                play_list: list[tuple[Play, ...] | None] | None = None if plays is None else []
+                pending = []
+                out = state.out
+                # In seat order, the common one (any other goes move by move below: the same result), so
+                # every seat plays once and its hand is the dealt one.
+                for seat in _SEATS[n]:
+                    move = moves[seat]
+                    hand = dealt[seat]
+                    try:
+                        card: int = move.card  # type: ignore[union-attr, assignment]  # (a TakeRow: AttributeError)
+                        index = hand.index(card)  # type: ignore[union-attr]  # None: the AttributeError below
+                        drop = _DROP[len(hand)][index]  # type: ignore[arg-type]  # (a hand above 10 cards: IndexError)
+                    except (ValueError, AttributeError, IndexError):  # not in the hand, the hand unknown: `apply`
+                        break  # checks
+                    if play_list is None:
+                        if type(move) is not Play or move.seat != seat:
+                            break
+                    else:
+                        own = plays[seat]  # type: ignore[index]
+                        if own[index] is not move and (type(move) is not Play or move.seat != seat):  # type: ignore[index]
+                            break  # (the moves are interned: only one built elsewhere needs the check)
+                        play_list.append(drop(own))  # type: ignore[arg-type]  # the moves without the card's
+                    hand_list.append(drop(hand))  # type: ignore[arg-type]  # known (found above)
+                    pending.append(_PAIRS[seat][card])
+                    out |= _BITS[card]
+                else:
+                    joint = True
+                    hands = tuple(hand_list)
+                    new_plays = None if play_list is None else tuple(play_list)
+            if joint:
                 pending.sort()  # T-3.2: lowest first (cards are distinct)
-                sizes = _ONE_FEWER.get(state.hand_sizes) or _one_card_fewer(state.hand_sizes)
-                rows = list(state.rows)
+                sizes = state.hand_sizes
+                left = sizes[0]  # every hand the same size (the common case): the next sizes by identity
+                same = _SIZES[n]
+                if 0 < left <= HAND_SIZE and sizes is same[left]:
+                    sizes = same[left - 1]
+                else:
+                    sizes = _ONE_FEWER.get(sizes) or _one_card_fewer(sizes)
+                ends = state._ends  # (kept only without profi)
+                if ends is not None and pending[0][0] < ends[0]:  # T-3.5: the lowest card is lower than every
+                    # row end: its owner takes a row before anything is placed (`_place`'s first step, here
+                    # without the call: a row is owed in most turns of a playout; the rows and ends kept)
+                    built = _BUILDER()
+                    built.players = n
+                    built.options = state.options
+                    built.round_index = state.round_index
+                    built.dealer = state.dealer
+                    built.stage = "take_row"
+                    built.totals = state.totals
+                    built.penalty = state.penalty
+                    built.rows = state.rows
+                    built.hands = hands
+                    built.hand_sizes = sizes
+                    built.pool = state.pool
+                    built.chosen = _NONES[n]
+                    built.pending = tuple(pending)
+                    built.out = out
+                    built.turn = state.turn
+                    built._expected = _TAKE_ROW_EXPECTED[pending[0][1]]
+                    built._ends = ends
+                    built._plays = new_plays
+                    built.__class__ = Take6State
+                    return built  # type: ignore[no-any-return]
                 return self._place(
-                    state, rows, state.penalty, state.totals, pending, tuple(hands), sizes, out, state._ends,
-                    None if new_plays is None else tuple(new_plays),
+                    state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out,
+                    None if ends is None else ends[:], new_plays,
                 )
         if len(moves) == 1:
             return self.apply(state, moves[0])
         for move in moves:
             state = self.apply(state, move)
         return state
+
+    @staticmethod
+    def _check_seat(state: Take6State, seat: int) -> None:
+        n = state.players
+        if not 0 <= seat < n:
+            raise FormatError(f"there is no seat {seat} at this {n}-player table", seat)
 
     def _not_now(self, state: Take6State, seat: int, doing: str) -> IllegalMove:
         stage = state.stage
@@ -839,8 +955,11 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         out = state.out
         for card, _ in pending:
             out |= 1 << card
-        rows = list(state.rows)
-        return self._place(state, rows, state.penalty, state.totals, pending, hands, sizes, out, state._ends)
+        ends = state._ends
+        return self._place(
+            state, list(state.rows), state.penalty, state.totals, pending, hands, sizes, out,
+            None if ends is None else ends[:],
+        )
 
     def _place(
         self,
@@ -852,16 +971,16 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         hands: tuple[tuple[int, ...] | None, ...],
         sizes: tuple[int, ...],
         out: int,
-        known_ends: Sequence[int] | None,
+        known_ends: list[int] | None,
         plays: tuple[tuple[Play, ...] | None, ...] | None = None,
     ) -> Take6State:
         """T-3.2 … T-3.6: place the revealed cards of `pending` (lowest first) on `rows`; the state
-        after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`: the coded
-        row ends of `rows` where the caller has them (`Take6State._ends`; a list is taken over, not
-        copied), else None; `plays`: the moves
+        after the turn, or the state waiting for a row to be taken (T-3.5). `known_ends`:
+        `Take6State._ends` of `rows` where the caller has them, as a list this call takes over (and
+        may change), else None; `plays`: the moves
         of `hands` where known (`Take6State._plays`), else None."""
         n = state.players
-        ends: list[int] | None = None  # without profi: the coded row ends, kept for the next placement
+        ends: list[int] | None = None  # without profi: `Take6State._ends`, kept for the next placement
         if state.options.profi:
             for index, (card, seat) in enumerate(pending):
                 target = placement_target(rows, card, True)
@@ -880,45 +999,65 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
                     rows[row_index] = (card, *row)
         else:
             # T-3.3 as one pass over the row ends in ascending order (the hot path of every playout):
-            # each end is coded end·4 + row, so the codes sort like the ends. Cards come lowest first,
-            # and a card replaces the end it follows (the highest lower than itself), so the codes stay
-            # sorted and the next card's row is at the same position or further on.
-            if known_ends is None:
-                ends = [rows[0][-1] << 2, rows[1][-1] << 2 | 1, rows[2][-1] << 2 | 2, rows[3][-1] << 2 | 3, _ABOVE_ALL]
-                ends.sort()
-            else:
-                ends = known_ends if type(known_ends) is list else list(known_ends)  # a list: the caller's to give
-            below = -1  # the position in `ends` of the highest end lower than the card
+            # cards come lowest first, and a card replaces the end it follows (the highest lower than
+            # itself), so the ends stay sorted and the next card's row is at the same position or
+            # further on. `ends[ROWS + 1 + k]` is the index of the row whose last card is `ends[k]`.
+            ends = _ends_of(list(map(_last, rows))) if known_ends is None else known_ends
+            above = 0  # the position in `ends` of the lowest end above the card (the row's end is just below)
             for card, seat in pending:
-                codes = _END_CODES[card]
-                key = codes[0]
-                while ends[below + 1] < key:
-                    below += 1
-                if below < 0:  # T-3.5: lower than every row end, the player chooses a row to take (only
-                    # ever the first card of a turn: `below` never falls, so the whole turn is still pending,
-                    # and the rows and their ends are still the state's: kept as they are, not copied)
-                    return self._owe_row(
-                        state, state.rows, penalty, totals, pending, hands, sizes, out,
-                        known_ends if known_ends is not None and known_ends is state._ends else tuple(ends), plays,
+                while ends[above] < card:
+                    above += 1
+                if not above:  # T-3.5: lower than every row end, the player chooses a row to take (only
+                    # ever the first card of a turn: `above` never falls, so the whole turn is still pending,
+                    # and the rows are still the state's: kept as they are, not copied; in a playout
+                    # `apply_moves` finds this before the call)
+                    return _new_turn(
+                        n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, state.rows,
+                        hands, sizes, state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[seat],
+                        ends, plays,
                     )
-                row_index = ends[below] & 3
-                ends[below] = codes[row_index]
+                row_index = ends[above + 4]  # ROWS + 1 past the row's end (a constant: no global lookup)
+                ends[above - 1] = card
                 row = rows[row_index]
-                if len(row) < ROW_LIMIT:
+                if len(row) < 5:  # ROW_LIMIT (a constant: no global lookup)
                     rows[row_index] = row + _SINGLES[card]  # one tuple built
-                else:  # T-3.4: the sixth card takes five
-                    penalty, totals = _charge(penalty, totals, seat, row)
+                else:  # T-3.4: the sixth card takes five (`_charge` inline: a call costs as much)
+                    heads = 0
+                    for taken_card in row:
+                        heads += BULLHEADS[taken_card]
+                    new_penalty, new_totals = list(penalty), list(totals)
+                    new_penalty[seat] += heads
+                    new_totals[seat] += heads
+                    penalty, totals = tuple(new_penalty), tuple(new_totals)
                     rows[row_index] = _SINGLES[card]
         # T-3.6: the turn is over; after the tenth the round is.
-        if any(sizes):
-            return _new_turn(  # T-3.1: every seat chooses again
-                n, state.options, state.round_index, state.dealer, "play", totals, penalty, tuple(rows), hands, sizes,
-                state.pool, _NONES[n], (), out, state.turn + 1, _PLAY_ALL[n], None if ends is None else tuple(ends),
-                plays,
-            )
-        return _new_state(
-            n, state.options, state.round_index, state.dealer, "over" if max(totals) > END_ABOVE else "deal",  # T-4.1
-            totals, penalty, tuple(rows), hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1,
+        if sizes[0] or any(sizes):  # T-3.1: every seat chooses again (the first hand decides the common case
+            # without a call); what `_new_turn` would build, inline (a call fewer)
+            built = _BUILDER()
+            built.players = n
+            built.options = state.options
+            built.round_index = state.round_index
+            built.dealer = state.dealer
+            built.stage = "play"
+            built.totals = totals
+            built.penalty = penalty
+            built.rows = tuple(rows)
+            built.hands = hands
+            built.hand_sizes = sizes
+            built.pool = state.pool
+            built.chosen = _NONES[n]
+            built.pending = ()
+            built.out = out
+            built.turn = state.turn + 1
+            built._expected = _PLAY_ALL[n]
+            built._ends = ends
+            built._plays = plays
+            built.__class__ = Take6State
+            return built  # type: ignore[no-any-return]
+        over = max(totals) > END_ABOVE  # T-4.1
+        return _new_turn(
+            n, state.options, state.round_index, state.dealer, "over" if over else "deal", totals, penalty, tuple(rows),
+            hands, sizes, state.pool, _NONES[n], (), out, state.turn + 1, _OVER_EXPECTED if over else _DEAL_EXPECTED,
         )
 
     @staticmethod
@@ -935,13 +1074,13 @@ class Take6(Game[Take6Options, Take6State, Take6Move, Take6Deal]):
         plays: tuple[tuple[Play, ...] | None, ...] | None,
     ) -> Take6State:
         """T-3.5: the owner of `pending[0]`, a card lower than every row end, chooses a row to take.
-        `ends`: the coded ends of `rows` (`Take6State._ends`), or None; `plays` as `_place` has them.
-        A tuple given for `rows` or `ends` is kept as it is."""
+        `ends`: `Take6State._ends` of `rows`, or None (profi keeps none); `plays` as `_place` has them.
+        A tuple given for `rows` is kept as it is."""
         n = state.players
         return _new_turn(
             n, state.options, state.round_index, state.dealer, "take_row", totals, penalty, tuple(rows), hands, sizes,
             state.pool, _NONES[n], tuple(pending), out, state.turn, _TAKE_ROW_EXPECTED[pending[0][1]],
-            None if ends is None else tuple(ends), plays,
+            None if ends is None else list(ends), plays,
         )
 
     def _pick(self, state: Take6State, move: Pick) -> Take6State:
