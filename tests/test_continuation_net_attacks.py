@@ -154,7 +154,8 @@ def test_every_seat_a_laptop_signed_the_continuation_for_is_on_its_disk_once_eve
 ) -> None:
     """Ann's laptop hosts a new bot in Bob's empty seat. The moment its `go_on` returns (every signature in,
     the continuation passed on), a crash leaves on disk only what is there now: each seat this laptop signed
-    for must be resumable from it (the bot's key beside a journal of the new table)."""
+    for must be resumable from it (the bot's key beside a journal of the new table, whose plan is the one every
+    seat signed: what a resume plays and a take-back desk shows)."""
     from lanplay.base.store import BOTS_DIR, journal_path
 
     at_return: list[tuple[str, bool, bool]] = []
@@ -168,9 +169,8 @@ def test_every_seat_a_laptop_signed_the_continuation_for_is_on_its_disk_once_eve
                 if identity.public.hex() in keys:
                     bot_dir = self.data_dir / BOTS_DIR / identity.public.fingerprint
                     journal = journal_path(bot_dir, plan.table_id, keys.index(identity.public.hex()))
-                    at_return.append(
-                        (identity.public.fingerprint, (bot_dir / "identity.key").exists(), journal.exists())
-                    )
+                    resumable = journal.exists() and unfinished_journal(bot_dir) == (plan, journal)
+                    at_return.append((identity.public.fingerprint, (bot_dir / "identity.key").exists(), resumable))
         return plan
 
     monkeypatch.setattr(TableRunner, "go_on", go_on)

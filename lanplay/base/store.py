@@ -339,6 +339,22 @@ class Journal:
             _fsync_dir(self.path.parent)
         self._tail = (index + 1, _line_hash(line), offset + len(line) + 1)
 
+    def rewrite_first(self, record: JSONObject) -> None:
+        """A journal of one record only is written anew with `record` in its place, atomically (a crash leaves
+        the old one or the new one): a table record whose plan gained signatures before anything followed it."""
+        if len(self.read()) != 1:
+            raise StoreError(f"journal {self.path} holds more than its first record: it is not rewritten")
+        fresh = self.path.with_name(self.path.name + ".new")
+        _remove(fresh)
+        Journal(fresh).append(record)
+        try:
+            os.replace(fresh, self.path)
+        except OSError as exc:
+            _remove(fresh)
+            raise StoreError(f"cannot rewrite journal {self.path}: {exc.strerror or exc}") from exc
+        _fsync_dir(self.path.parent)
+        self._tail = None
+
     def set_aside(self) -> Path:
         """Move this journal out of the way (``<name>.broken``, or ``.broken-2``, …), so that no command
         offers to resume it again; nothing is deleted. Returns the new path."""

@@ -779,14 +779,16 @@ class TableRunner:
             # the table again): the journal of each seat signed for, the plan with the signatures so far, and
             # each bot's key beside its journal.
             ours = plan.with_signatures([self._go_on_sigs.get((plan.table_id, i), "") for i in range(len(plan.seats))])
+
+            def home(signer: Identity) -> Path:
+                """Where a seat this laptop signs for keeps its journal (a bot's, beside its key)."""
+                bots = self.data_dir / BOTS_DIR
+                return self.data_dir if signer is self.identity else bots / signer.public.fingerprint
+
             for signer in signing.values():
-                if signer is self.identity:
-                    begin_journal(ours, signer, self.data_dir)
-                else:
-                    bot_dir = self.data_dir / BOTS_DIR / signer.public.fingerprint
-                    if not (bot_dir / "identity.key").exists():
-                        save_identity(bot_dir, signer)
-                    begin_journal(ours, signer, bot_dir)
+                if signer is not self.identity and not (home(signer) / "identity.key").exists():
+                    save_identity(home(signer), signer)
+                begin_journal(ours, signer, home(signer))
             for index in signing:
                 body = {"table": plan.table_id, "seat": index, "sig": self._go_on_sigs[(plan.table_id, index)]}
                 mesh.broadcast(canonical({"go-on-sig": body}))
@@ -823,6 +825,14 @@ class TableRunner:
             except ProtocolError as exc:
                 log.warning("the continuation's signatures do not hold (%s): the game ends", exc)
                 return None
+            # The journals begun above now hold the plan every seat signed (what a resume plays and a take-back
+            # desk shows): nothing follows their first line yet.
+            for index, signer in signing.items():
+                journal = Journal(journal_path(home(signer), signed.table_id, index))
+                with contextlib.suppress(StoreError):
+                    first = journal.read()[0]
+                    if first.get("plan") != signed.to_json():
+                        journal.rewrite_first({**first, "plan": signed.to_json()})
             # Passed on whole, so a seat that one signer left out (or whose slots another seat filled with
             # junk) still holds every signature (P-6.2).
             with contextlib.suppress(MeshError):  # over a frame's size: the seats rely on the signatures alone
