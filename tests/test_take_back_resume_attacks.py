@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import types
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,7 @@ def test_a_real_proof_is_taken_and_passed_on_once_however_often_and_by_whomever_
     finder.hold_back(_back(p2, t2, late), late, tell=False)
     found = [m for m in finder.mesh.sent if m.startswith(b'{"go-on-proof"')]  # type: ignore[attr-defined]
     assert found
+    digest, rounds = table.sessions[0].record_digest(), list(table.sessions[0].rounds)
     other = _runner(c1, identities[0], table.sessions[0], tmp_path / "other")
     mesh = _Mesh()
     other.mesh = mesh  # type: ignore[assignment]
@@ -169,6 +171,7 @@ def test_a_real_proof_is_taken_and_passed_on_once_however_often_and_by_whomever_
                 other._go_on_received(sender, data)
     session = table.sessions[0]
     assert set(session.convictions) == {Y} and other.barred == {Y}
+    assert session.record_digest() == digest and session.rounds == rounds  # P-5.8
     assert len(_sent_proofs(mesh)) == len(found)
     assert verify(session.plan, session.proofs[Y], session.rounds[: int(str(session.proofs[Y]["round"]))]).seat == Y
 
@@ -291,3 +294,50 @@ def test_silent_links_of_a_stranger_do_not_keep_the_person_from_the_desk(tmp_pat
 
     answer = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert "plan" in answer
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.6: hold_back passes on every distinct late set whose request the returning key signed, settled "
+    "or not (past MAX_SETTLE_TRIES), and _late_told grows with each",
+)
+def test_a_returning_laptop_cannot_make_the_seats_pass_on_more_late_sets_than_they_settle(tmp_path: Path) -> None:
+    """P-6.6: the returning laptop (its key signs any request it likes) sends a seat 40 distinct late sets, each
+    with its own signed request. The seat settles at most four, and passes on no more than it settles: every
+    seat rebroadcasts what it passes on, so each set passed on costs every link of the mesh."""
+    table = _killed()
+    c1, identities, t2 = copy.deepcopy(_t2_base())
+    p2 = table.identities[RETURNING]
+    late = _late(copy.deepcopy(table))
+    runner = _runner(c1, identities[1], table.sessions[1], tmp_path)
+    mesh = _Mesh()
+    runner.mesh = mesh  # type: ignore[assignment]
+    for seq in range(40):
+        other = [*late[:4], {**late[5], "seq": 100 + seq}]
+        runner._go_on_received(0, canonical({"go-on-back": _back(p2, t2, other).to_json(), "late": other}))
+    passed = [m for m in mesh.sent if m.startswith(b'{"go-on-back"')]
+    assert len(passed) <= 4
+
+
+def test_a_desk_whose_person_never_comes_for_the_signed_continuation_closes_after_the_patience(tmp_path: Path) -> None:
+    """P-6.6: the desk stays open after the go-on only until the person it gives the seat back to was told, or
+    the patience: a returning laptop that never asks again cannot keep it (and its port) open."""
+    c1, bob, desk, _ = _desk(tmp_path)
+    back = make_take_back(bob, c1.table_id, 2, "Bob", LOOPBACK, 42000)
+
+    class _Gone:  # the link the person asked on, dropped
+        async def send(self, data: Any) -> None:
+            raise ConnectionError("gone")
+
+        async def close(self) -> None:
+            return None
+
+    asking = takeback._Asking(_Gone(), None, back, asyncio.Event())  # type: ignore[arg-type]
+    desk._asking[2] = asking
+    given = types.SimpleNamespace(seats={2: back.info()})
+
+    async def scenario() -> None:
+        await desk.close_when_told(given, 0.3)  # type: ignore[arg-type]
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert asking.done.is_set() and not asking.told
