@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import random
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tablenet import make_table
 from test_take_back import GAME as SIXES
-from test_take_back import _first_continuation, _late
+from test_take_back import OPTIONS, _first_continuation, _late, _leave_after_a_round, _offers
 from test_take_back_owed_attacks import (
     RETURNING,
     _back,
@@ -30,6 +32,7 @@ from test_take_back_owed_attacks import (
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 
+import lanplay.table.runner as runner_module
 import lanplay.table.takeback as takeback
 from lanplay.base.store import Journal, journal_path
 from lanplay.net.lobby import LobbyError
@@ -39,12 +42,14 @@ from lanplay.table.runner import (
     TableRunner,
     begin_journal,
     check_plan,
+    free_port,
     unfinished_journal,
 )
-from protocol.continuation import Continuation, make_take_back
+from protocol.continuation import Continuation, decide, make_take_back
 from protocol.encoding import canonical, decode
 from protocol.errors import ProtocolError
 from protocol.identity import Identity
+from protocol.plan import SeatInfo
 from protocol.table.verify import verify
 
 LOOPBACK = "127.0.0.1"
@@ -119,6 +124,95 @@ def test_a_journal_holding_another_seats_partly_signed_continuation_is_not_offer
     Journal(journal_path(tmp_path, c1.table_id, 0)).append({**first, "seat": 0})
     assert unfinished_journal(tmp_path) is None  # set aside, saying why (seat 0 did not sign it)
     assert list((tmp_path / "journals").glob("*.broken"))
+
+
+def _partly_signed_loopback(patience: int) -> tuple[Continuation, list[Identity]]:
+    """As `_first_continuation` (P2 left, P0's bot in seat 2), with free loopback ports and `patience`,
+    signed by seat 0 alone: what seat 0's journal holds when the others' signatures never came."""
+    table = _leave_after_a_round(make_table(SIXES, 3, OPTIONS, seed=5), 2)
+    s0 = table.sessions[0]
+    bot = Identity.from_private_bytes(random.Random(9).randbytes(32))
+    p2 = table.identities[2].public.hex()
+    seats = [SeatInfo(f"P{s}", i.public.hex(), LOOPBACK, free_port(LOOPBACK)) for s, i in enumerate(table.identities)]
+    offers = _offers(table, (0, 1), {2: (bot, LOOPBACK, free_port(LOOPBACK))}, left={0: {2: p2}, 1: {2: p2}})
+    plan = decide(s0.settings.table, s0.record_digest(), seats, (0, 1), s0.summary()["rounds"], SIXES, OPTIONS,
+                  patience, offers)  # fmt: skip
+    assert plan is not None
+    identities = [table.identities[0], table.identities[1], bot]
+    return plan.with_signatures([plan.sign(identities[0]), "", ""]), identities
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="P-6.7: a laptop playing a continuation only it signed (check_plan) shuffles before every seat signed",
+)
+def test_a_seat_shuffles_at_a_continuation_only_once_every_seat_signed_it(tmp_path: Path) -> None:
+    """P-6.7: "the seat plan is signed by every seat before the first shuffle". Seat 0's go-on gave up (seat 1
+    never signed: it decided another continuation, its offers equivocated by a colluder, or withheld); the
+    journal begun before seat 0's signature left is offered at the next start (`unfinished_journal`) and
+    played. Its session must not deal (shuffle) before it holds every seat's signature."""
+    plan, identities = _partly_signed_loopback(1)
+    begin_journal(plan, identities[0], tmp_path)
+    found = unfinished_journal(tmp_path)
+    assert found is not None and found[0].table_id == plan.table_id  # offered to resume
+    runner = TableRunner(found[0], identities[0], tmp_path, BotPlayer(SIXES, "easy"), LOOPBACK)
+
+    async def scenario() -> bool:
+        task = asyncio.create_task(runner.run())
+        try:
+            for _ in range(100):
+                if runner.session is not None and runner.session.ledger.chains[runner.me]:
+                    return True
+                if task.done():
+                    return False
+                await asyncio.sleep(0.02)
+            return False
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    shuffled = asyncio.run(asyncio.wait_for(scenario(), 20))
+    assert not shuffled
+
+
+@pytest.mark.parametrize(
+    "started",
+    [
+        True,
+        pytest.param(
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="P-5.6/P-6.4: a continuation journal "
+                "holding only its table record (begun before the signature left) is started afresh at a "
+                "resume, so when no seat ever answers it waits for ever instead of ending as gone",
+            ),
+        ),
+    ],
+)
+def test_a_continuation_nobody_else_signed_ends_as_gone_when_no_seat_answers_its_resume(
+    started: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/PROTOCOL.md: a seat plays a continuation it signed whose other signatures had not come; "if they
+    never did, nobody comes and the table is gone". A resumed table that no seat answers ends as gone
+    (`Outcome.table_gone`, after max(2 x patience, GONE_AFTER)); so must this one."""
+    monkeypatch.setattr(runner_module, "GONE_AFTER", 1.0)
+    plan, identities = _partly_signed_loopback(1)
+    path = begin_journal(plan, identities[0], tmp_path)
+    if started:  # the control: it had started (a journal with its start) when the laptop stopped
+        Journal(path).append({"t": "start", "ms": 0})
+    found = unfinished_journal(tmp_path)
+    assert found is not None
+    runner = TableRunner(found[0], identities[0], tmp_path, BotPlayer(SIXES, "easy"), LOOPBACK)
+
+    async def scenario() -> Any:
+        try:
+            return await asyncio.wait_for(runner.run(), 5)
+        except TimeoutError:
+            return None
+
+    outcome = asyncio.run(scenario())
+    assert outcome is not None and outcome.table_gone
 
 
 # -- 2. proofs late secrets bring (P-5.4, P-5.7, P-6.3, P-6.6) ------------------------------------------------
