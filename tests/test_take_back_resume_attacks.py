@@ -435,3 +435,27 @@ def test_a_desk_whose_person_never_comes_for_the_signed_continuation_closes_afte
 
     asyncio.run(asyncio.wait_for(scenario(), 10))
     assert asking.done.is_set() and not asking.told
+
+
+def test_the_person_asking_again_with_another_request_keeps_the_request_the_seats_hold(tmp_path: Path) -> None:
+    """P-5.7: after a blip the desk takes the person's new link, but never a new request: the one every seat
+    holds (its address, its late set's digest) stays what the continuation is built from."""
+    c1, bob, desk, _ = _desk(tmp_path)
+    first = make_take_back(bob, c1.table_id, 2, "Bob", LOOPBACK, 42000)
+    other = make_take_back(bob, c1.table_id, 2, "Bob", LOOPBACK, 42001)
+
+    async def scenario() -> Any:
+        async with serve(desk._serve, LOOPBACK, 0, max_size=takeback.MAX_DESK_MESSAGE) as server:
+            port = server.sockets[0].getsockname()[1]
+            held = takeback._Asking(None, None, first, asyncio.Event())  # type: ignore[arg-type]
+            desk._asking[2] = held
+            async with connect(f"ws://{LOOPBACK}:{port}/", max_size=takeback.MAX_DESK_MESSAGE, proxy=None) as ws:
+                cipher, _ = await takeback._handshake(ws, bob, c1.table_id, initiator=True)
+                assert "plan" in await takeback._recv(ws, cipher, 10)
+                await takeback._send(ws, cipher, {"back": other.to_json()})
+                answer = await takeback._recv(ws, cipher, 10)
+                held.done.set()
+            return answer, held
+
+    answer, held = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert answer == {"held": 2} and held.back == first and held.ws is not None
