@@ -19,6 +19,7 @@ WORLD_FILES = frozenset({
     "test_lobby_chooser.py", "test_mesh.py", "test_net_faults.py", "test_net_loopback.py", "test_net_netns.py",
     "test_network_choice.py", "test_play_again.py", "test_play_again_attacks.py", "test_play_resume.py",
     "test_store.py", "test_take_back_net.py", "test_take_back_net_attacks.py", "test_take_back_owed_net_attacks.py",
+    "test_take_back_resume_attacks.py",
     "test_trust_net.py", "test_ui_net.py", "test_ui_tmux.py",
 })
 
