@@ -311,7 +311,8 @@ def test_a_desk_for_a_table_this_laptop_never_left_gives_it_no_seat(tmp_path: Pa
 def test_a_desk_shows_its_table_only_to_a_person_who_may_come_back_and_serves_a_few_links(tmp_path: Path) -> None:
     """The desk's first answer is the plan of the table playing now: every seat's address and the rounds so
     far. A key its `left` does not name gets one line instead and nothing of the table (P-6.7); the person it
-    names gets the plan. Past `MAX_DESK_LINKS` links at once, a new one is closed unanswered (P-6.6)."""
+    names gets the plan. Past `MAX_DESK_LINKS` people's links at once, a new one is told the desk is busy;
+    past `MAX_DESK_OPENING` links in the handshake, a new one is closed unanswered (P-6.6)."""
     table, c1, identities = _first_continuation()
     bob = table.identities[2]
     runner = TableRunner(c1, identities[0], tmp_path / "ann", BotPlayer(GAME, "easy"), LOOPBACK)
@@ -329,12 +330,14 @@ def test_a_desk_shows_its_table_only_to_a_person_who_may_come_back_and_serves_a_
             person = await first_answer(port, bob)
             while desk._links:  # the two links above have closed at the desk too
                 await asyncio.sleep(0.01)
-            desk._links = takeback.MAX_DESK_LINKS  # as many links open as it serves
+            desk._links = takeback.MAX_DESK_LINKS  # as many people's links open as it serves
+            crowded = await first_answer(port, bob) == {"busy": True}  # asked again later by the returning laptop
+            desk._links, desk._opening = 0, takeback.MAX_DESK_OPENING  # as many links in the handshake as it takes
             try:
                 await first_answer(port, bob)
                 crowded = False
             except (ConnectionClosed, LobbyError, OSError):
-                crowded = True
+                pass
             return stranger, person, crowded
 
     stranger, person, crowded = asyncio.run(asyncio.wait_for(scenario(), 30))

@@ -161,7 +161,8 @@ class OwedSecrets:
         self.session = session
         self.data_dir = data_dir
         self._settled: dict[tuple[int, str], bool] = {}
-        self.proofs: list[bytes] = []  # the proofs found or taken here, each once, to pass on
+        self.proofs: list[bytes] = []  # the proofs found or taken here that exposed a seat, each once, to pass on
+        self._tried: dict[int, int] = {}  # proofs taken from each sender
 
     def settle(self, seat: int, late: Sequence[JSONObject]) -> bool:
         """True if `late` publishes seat `seat`'s secrets there and nothing exposed it (each set once)."""
@@ -177,13 +178,22 @@ class OwedSecrets:
 
     def take_proof(self, sender: int, data: bytes) -> bool:
         """A proof seat `sender` found settling late secrets (P-5.4): judged here as any proof that seat passes
-        on (the seats keep their order from one table to the next); True if it exposed a seat here."""
-        if data in self.proofs or len(self.proofs) >= MAX_LATE_PROOFS or not data.startswith(b'{"proof":'):
+        on (the seats keep their order from one table to the next); True if it exposed a seat here, and only
+        then kept to pass on. A few tries a sender (P-6.6): junk never crowds out a proof that holds."""
+        tried = self._tried.get(sender, 0)
+        if data in self.proofs or tried >= MAX_LATE_PROOFS or not data.startswith(b'{"proof":'):
             return False
+        self._tried[sender] = tried + 1
         exposed = set(self.session.convictions)
         self.session.handle(Received(sender, data, time.time()))
+        if set(self.session.convictions) == exposed:
+            return False
         self._keep([data], exposed)
-        return set(self.session.convictions) != exposed
+        return True
+
+    def settled(self, seat: int, late: Sequence[JSONObject]) -> bool:
+        """Whether this very late set was settled here (one of the few tries a seat has)."""
+        return (seat, late_digest(late)) in self._settled
 
     def _keep(self, found: list[bytes], exposed: set[int]) -> None:
         for data in found:
@@ -217,6 +227,11 @@ class TableRunner:
             check_plan(plan, identity.public.hex())  # P-6.7: every seat signed it; its seat order is the drawn one
         except ProtocolError as exc:
             raise LobbyError(f"refusing to play table {plan.table_id}: {exc.message}") from None
+        try:
+            plan.verify()
+            self.agreed = True  # every seat signed it: this seat may deal (else it waits for them, `run`)
+        except ProtocolError:
+            self.agreed = False
         self.plan = plan
         self.identity = identity
         self.data_dir = data_dir
@@ -497,6 +512,13 @@ class TableRunner:
                 f"cannot open this seat's link at {self.interface}:{seat_info.port} for table "
                 f"{self.settings.table}: {why}. The game is kept: run the same command again"
             ) from exc
+        if not resumed and not self.agreed and not await self._until_agreed():
+            await self.mesh.close()
+            log.warning("no seat showed the continuation signed by every seat: table %s is gone", self.settings.table)
+            self.table_gone = True
+            if records:
+                self.journal.append({"t": "done"})
+            return self._empty_outcome()
         try:
             if not resumed:
                 seed = secrets.token_bytes(32)
@@ -619,7 +641,8 @@ class TableRunner:
                 return False
             told = len(owed.proofs)
             settled = owed.settle(back.seat, late)
-            self._pass_on(back, late, owed.proofs[told:])
+            if owed.settled(back.seat, late):  # only a set settled here: a few a seat, not every one it is sent
+                self._pass_on(back, late, owed.proofs[told:])
             self._drop_exposed()
             if owed.session.convictions.get(back.seat) is not None:
                 return False  # exposed at the table before: no seat for it (P-5.4)
@@ -844,6 +867,35 @@ class TableRunner:
         finally:
             await mesh.close()
 
+    async def _until_agreed(self) -> bool:
+        """P-6.7: a continuation this seat signed, whose other signatures had not come when its laptop stopped,
+        is played only once a seat shows it signed by every seat (each link that comes up is told it): adopted
+        then, and its journal's first line rewritten with it. False if none came within two patiences (or
+        `GONE_AFTER`): the others never played it."""
+        deadline = time.monotonic() + max(2 * self.settings.patience, GONE_AFTER)
+        while time.monotonic() < deadline:
+            for raw in list(self._go_on_plans.values()):
+                with contextlib.suppress(ProtocolError):
+                    signed = Continuation.from_json(raw)
+                    if signed.table_id == self.plan.table_id:
+                        signed.verify()
+                        self.plan, self.agreed = signed, True
+                        with contextlib.suppress(StoreError):
+                            first = self.journal.read()[0]
+                            self.journal.rewrite_first({**first, "plan": signed.to_json()})
+                        return True
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TICK):
+                    await self._wake.wait()
+        return False
+
+    def _empty_outcome(self) -> Outcome:
+        """The outcome of a table this seat never played (its continuation was never signed by every seat)."""
+        settings = self.settings
+        return Outcome(GameRecord(settings.game, settings.names, dict(settings.options), (), settings.bots), None,
+                       table_gone=True)  # fmt: skip
+
     def _left_done(self) -> bool:
         """A seat that left has nothing more to do once its leave and secrets are out."""
         return self.session is not None and self.session.me in self.session.left
@@ -923,6 +975,11 @@ class TableRunner:
         if connected:
             self.connected.add(seat)
             self.ever_linked = True
+            if self.agreed and isinstance(self.plan, Continuation) and self.mesh is not None:
+                # A seat that died before every signature on this continuation reached it waits for them (P-6.7):
+                # every link that comes up is told the plan every seat signed.
+                with contextlib.suppress(MeshError):
+                    self.mesh.send(peer_id, canonical({"go-on-plan": self.plan.to_json()}))
         else:
             self.connected.discard(seat)
         if self.session is not None:

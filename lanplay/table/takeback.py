@@ -67,8 +67,9 @@ log = logging.getLogger(__name__)
 
 MAX_DESK_MESSAGE = MAX_GO_ON_BYTES + 4096  # a whole continuation, with the rounds played so far
 DESK_TIMEOUT = 10.0  # the handshake, and each answer the returning laptop owes
-MAX_DESK_LINKS = 8  # links a desk serves at once
-BACK_TRIES = 4  # links to the desk a returning laptop makes for one request (a blip drops one)
+MAX_DESK_LINKS = 8  # links of people who may come back a desk serves at once
+MAX_DESK_OPENING = 64  # links in the handshake at once (each at most DESK_TIMEOUT)
+BACK_TRIES = 6  # links a returning laptop makes for one request (a blip drops one; a busy desk turns one away)
 
 
 class BackFailed(LobbyError):
@@ -111,7 +112,8 @@ class BackDesk:
         self._advertiser: TableAdvertiser | None = None
         self._asking: dict[int, _Asking] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._links = 0  # links open now
+        self._links = 0  # links of people who may come back, open now
+        self._opening = 0  # links still in the handshake
         runner.on_continuation = self._on_continuation
 
     @staticmethod
@@ -159,17 +161,26 @@ class BackDesk:
 
     async def _serve(self, ws: ServerConnection) -> None:
         runner = self.runner
-        if self._links >= MAX_DESK_LINKS:  # P-6.6: a few people come back at once, not a crowd
+        if self._opening >= MAX_DESK_OPENING:  # P-6.6: links not yet authenticated, each for DESK_TIMEOUT at most
             await ws.close()
             return
-        self._links += 1
+        self._opening += 1
+        counted = False
         try:
-            cipher, key = await _handshake(ws, runner.identity, runner.settings.table, initiator=False)
+            try:
+                cipher, key = await _handshake(ws, runner.identity, runner.settings.table, initiator=False)
+            finally:
+                self._opening -= 1
             plan = runner.plan
             if not isinstance(plan, Continuation) or key not in plan.left.values():
                 # The plan (every seat's address, the rounds so far) goes only to a person who may come back.
                 await _send(ws, cipher, {"error": "this table keeps no seat for that key"})
                 return
+            if self._links >= MAX_DESK_LINKS:  # a few people come back at once: only they count here
+                await _send(ws, cipher, {"busy": True})
+                return
+            self._links += 1
+            counted = True
             await _send(ws, cipher, {"plan": plan.to_json()})  # which seat it left: the plan says
             message = await _recv(ws, cipher, DESK_TIMEOUT)
             raw_late = message.get("late", [])
@@ -212,7 +223,8 @@ class BackDesk:
         except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
             log.warning("take-back desk: %s", exc)
         finally:
-            self._links -= 1
+            if counted:
+                self._links -= 1
             with contextlib.suppress(Exception):
                 await ws.close()
 
@@ -330,8 +342,8 @@ async def take_back(
         except _LinkLost as exc:
             if attempt + 1 == BACK_TRIES:
                 raise BackFailed(f"cannot reach the table's take-back desk: {exc}") from None
-            log.info("the link to the take-back desk dropped (%s): asking again", exc)
-            await asyncio.sleep(0.2 * (attempt + 1))
+            log.info("the link to the take-back desk dropped or was turned away (%s): asking again", exc)
+            await asyncio.sleep(min(4.0, 0.5 * 2**attempt))
     raise AssertionError("unreachable")
 
 
@@ -355,6 +367,8 @@ async def _ask(
             if PublicIdentity.from_hex(desk_key).fingerprint != advert.host_fingerprint:
                 raise BackFailed("the take-back desk proved another key than its advert names: refusing it")
             first = await _recv(ws, cipher, DESK_TIMEOUT)
+            if "busy" in first:
+                raise _LinkLost("the desk is busy")
             if "error" in first:
                 raise BackFailed(f"the seat was not given back: {shown(str(first['error']))[:200]}")
             if request.prior is None or request.back is None:
@@ -402,9 +416,8 @@ async def _ask(
     except ProtocolError as exc:
         raise BackFailed(f"the way back does not hold: {exc.message}") from None
     except (OSError, TimeoutError, WebSocketException) as exc:
-        if request.back is not None:  # the request is out: the desk holds it, ask again
-            raise _LinkLost(str(exc) or type(exc).__name__) from None
-        raise BackFailed(f"cannot reach the table's take-back desk: {exc or type(exc).__name__}") from None
+        # The desk holds a request that is out; one it turned away or never got may be asked again too.
+        raise _LinkLost(str(exc) or type(exc).__name__) from None
 
 
 async def back_to_table(
