@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from netutil import RECORD_LINE, BotProcess, start_table
 
-# Two games of 6 nimmt!, each over once a total passes 66 (T-4.1): a few rounds. (A 6th Sense target score may
-# take hundreds of rounds: a miss scores below zero, S-7.3.)
+# Two games of Sixes with one chip each: a game ends at the end of the round in which a player has none left
+# mostly the first. (A 6th Sense target score may take hundreds of rounds: a miss scores below
+# zero, S-7.3.)
 GAME_LIMIT = 120.0
 AGAIN_LINE = re.compile(r"^playing again \(1 of 1\) after table ([0-9a-f]+)$", re.M)
 
@@ -30,7 +31,7 @@ def test_a_table_of_bot_processes_finishes_and_plays_again_with_the_same_players
     tmp_path: Path, processes: list[BotProcess]
 ) -> None:
     table = start_table(
-        tmp_path, "take6", 3, extra=("--again", "1"), started=processes.append
+        tmp_path, "sixes", 3, options=("chips=1",), extra=("--again", "1"), started=processes.append
     )
     codes = table.wait_all(GAME_LIMIT)
     assert codes == [0, 0, 0], table.describe()
