@@ -109,7 +109,7 @@ def announced_port_range() -> range:
 
 GO_ON_PREFIX = b'{"go-on'  # canonical JSON of an offer or a continuation's signature (`go_on`)
 MAX_SETTLE_TRIES = 4  # sets of late secrets settled per returning seat (`OwedSecrets`)
-MAX_LATE_PROOFS = 8  # proofs kept and passed on per ended table (`OwedSecrets`)
+MAX_LATE_PROOFS = 8  # proofs judged per sender, and kept to pass on, per ended table (`OwedSecrets`)
 MAX_GO_ON_BYTES = 256 << 10  # a whole signed continuation, with the rounds played so far (the mesh's limit)
 
 
@@ -271,8 +271,8 @@ class TableRunner:
         # Taking a seat back (P-5.7): the take-backs this seat holds for this table, by seat; whether this seat
         # (a bot in a seat its person asks back) leaves at the end of the round; who hears of the continuation.
         self.take_backs: dict[int, TakeBack] = {}
-        self._late: dict[int, list[JSONObject]] = {}  # the late messages a take-back of a seat owing secrets came with
-        self.owed: OwedSecrets | None = None  # where those are settled: the table this one goes on from
+        self.owed: OwedSecrets | None = None  # where late secrets are settled: the table this one goes on from
+        self._owed_looked = False  # a laptop started again looked for that table's journal once
         self._late_told: set[str] = set()  # digests of the late sets passed on from here
         self.local_bots: list[TableRunner] = []  # bot seats resumed with this one (`resume_table`)
         self.desk: Any = None  # the take-back desk a resume opened (`lanplay.table.takeback.BackDesk`)
@@ -634,8 +634,9 @@ class TableRunner:
         if not back.holds(self.settings.table, left):
             return False
         if back.seat in owes:
-            if self.owed is None and isinstance(plan, Continuation):
-                self.owed = owed_from_journal(plan, self.identity, self.data_dir)  # a laptop started again
+            if self.owed is None and not self._owed_looked and isinstance(plan, Continuation):
+                self._owed_looked = True  # a laptop started again: that table's journal, replayed once
+                self.owed = owed_from_journal(plan, self.identity, self.data_dir)
             owed = self.owed
             if not back.owed or late_digest(late) != back.owed or owed is None:
                 return False
@@ -648,7 +649,6 @@ class TableRunner:
                 return False  # exposed at the table before: no seat for it (P-5.4)
             if not settled or back.seat in self.take_backs:
                 return False
-            self._late[back.seat] = list(late)
         elif back.seat in self.take_backs:
             return False
         self.take_backs[back.seat] = back
@@ -669,7 +669,6 @@ class TableRunner:
             return
         for seat in [seat for seat in self.take_backs if seat in owed.session.convictions]:
             del self.take_backs[seat]
-            self._late.pop(seat, None)
         before = owed.session.settings.seats
         for seat in owed.session.convictions:
             same = 0 <= seat < len(self.plan.seats) and self.plan.seats[seat].public_key == before[seat].hex()
@@ -1098,8 +1097,8 @@ def owed_from_journal(plan: Continuation, identity: Identity, data_dir: Path) ->
 def check_plan(plan: AnyPlan, key: str) -> None:
     """P-6.7: every seat signed this very plan (`verify`). Or a continuation the seat of `key` signed, whose other
     signatures had not all come when its laptop stopped (P-5.6: its journal is begun before its signature
-    leaves): it checks as any continuation and carries this seat's own signature. Played all the same: the
-    other seats play it only once they hold every signature, and otherwise nobody comes (the table is gone)."""
+    leaves): it checks as any continuation and carries this seat's own signature. Resumed, such a seat deals
+    nothing until a seat shows it the plan signed by every seat (`TableRunner._until_agreed`, P-6.7)."""
     try:
         plan.verify()
     except ProtocolError:
