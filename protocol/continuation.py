@@ -496,7 +496,8 @@ def decide(
 class TakeBack:
     """A person who left asks for the seat back (P-5.7): signed by the key that left it, naming the table
     the seats go on from (the one playing now: a take-back signed on another is stale) and where this
-    laptop's mesh will listen at the next table."""
+    laptop's mesh will listen at the next table; for a seat that owes the secrets of a stopped round
+    (`Continuation.owes`), the digest of the late messages that publish them (`settle_owed`)."""
 
     table: str
     seat: int
