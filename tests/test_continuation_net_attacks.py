@@ -24,7 +24,7 @@ class _Died(Exception):
     """A laptop's process ends here (a crash, a kill): nothing after this point runs."""
 
 
-PATIENCE = 5.0  # the go-on exchange waits this long for offers and signatures: room for a loaded machine
+PATIENCE = 3.0
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 60.0, what: str = "the table") -> None:

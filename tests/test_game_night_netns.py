@@ -355,6 +355,18 @@ def test_four_laptops_where_one_is_killed_go_on_with_a_bot_and_finish_alike(tmp_
 LOBBY_ON = re.compile(r"table ([0-9a-f]+): lobby on ([0-9.]+):(\d+)")
 
 
+def _bot_host(lan: Lan, tmp_path: Path, common: list[str], procs: list[Proc]) -> tuple[Proc, re.Match[str]]:
+    """`lanplay bot --host` for four seats in the first namespace, and its lobby's line (table id, address)."""
+    host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface", lan.address(1),
+                                            "-v"])  # fmt: skip
+    procs.append(host)
+    deadline = time.monotonic() + 30
+    while not (found := LOBBY_ON.search(host.err.read_text())):
+        assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
+        time.sleep(0.05)
+    return host, found
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 @pytest.mark.skipif(not LANPLAY.exists(), reason="no lanplay command beside the test interpreter")
@@ -369,13 +381,7 @@ def test_four_laptops_where_one_leaves_with_q_go_on_with_a_bot_and_finish_alike(
     ann = bob = None
     try:
         common = ["--game", "sixth-sense", "--option", "beginner=true", "--option", "target=1", "--patience", "5"]
-        host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
-                                                lan.address(1), "-v"])  # fmt: skip
-        procs.append(host)
-        deadline = time.monotonic() + 30
-        while not (found := LOBBY_ON.search(host.err.read_text())):
-            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
-            time.sleep(0.05)
+        host, found = _bot_host(lan, tmp_path, common, procs)
         address = f"{found.group(2)}:{found.group(3)}"
         guest = Proc(lan, 2, tmp_path / "l2", ["bot", *common[:2], "--table", found.group(1), "--interface",
                                                  lan.address(2)])  # fmt: skip
@@ -432,13 +438,7 @@ def test_a_laptop_killed_mid_round_comes_back_two_rounds_later_and_takes_its_sea
         # during round 3 (two rounds after the one he was killed in) and plays round 4.
         common = ["--game", "sixth-sense", "--option", "beginner=true", "--patience", "3", "--delay", "0.1",
                   "--again", "1"]
-        host = Proc(lan, 1, tmp_path / "l1", ["bot", *common, "--host", "--seats", "4", "--interface",
-                                                lan.address(1), "-v"])  # fmt: skip
-        procs.append(host)
-        deadline = time.monotonic() + 30
-        while not (found := LOBBY_ON.search(host.err.read_text())):
-            assert time.monotonic() < deadline and host.proc.poll() is None, host.describe()
-            time.sleep(0.05)
+        host, found = _bot_host(lan, tmp_path, common, procs)
         address = f"{found.group(2)}:{found.group(3)}"
         guests = [
             Proc(lan, peer, tmp_path / f"l{peer}", ["bot", *common, "--table", found.group(1), "--interface",

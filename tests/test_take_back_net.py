@@ -48,6 +48,47 @@ class Laptop:
         return outcome
 
 
+async def host(ann: Laptop, lobby: list[LobbyHost], patience: float, **more: Any) -> Outcome:
+    """Ann hosts a 3-seat table and goes on from it (`Laptop.go_on`); its lobby is appended to `lobby`."""
+    outcome = await host_table(
+        identity=ann.identity, data_dir=ann.data_dir, name=ann.name, game=GAME, options={}, seats=3, bots=0,
+        interface=LOOPBACK, player=ann.player, reconnect_timeout=patience, on_runner=ann.on_runner,
+        on_lobby=lambda found, port: lobby.append(found), **more,
+    )  # fmt: skip
+    return await ann.go_on(outcome)
+
+
+async def guest(laptop: Laptop, lobby: list[LobbyHost], patience: float, on_event: Any = None) -> Outcome:
+    """`laptop` takes a seat at the table of the first lobby in `lobby` and goes on from it."""
+    while not lobby:
+        await asyncio.sleep(0.05)
+    outcome = await join_table(
+        identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
+        player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
+        reconnect_timeout=patience,
+    )  # fmt: skip
+    return await laptop.go_on(outcome)
+
+
+async def killed_in_round_two(tmp_path: Path, bob: Laptop, lobby: list[LobbyHost], patience: float) -> Laptop:
+    """Bob's laptop plays round 1 and is killed (its task cancelled: no leave, its journal stays) into round
+    2, cards dealt and secrets drawn; the same installation (key, journals) started again, not yet asking."""
+    died = asyncio.Event()
+
+    def in_round_two(event: Event) -> None:
+        if isinstance(event, RoundConfirmed):
+            died.set()
+
+    first = asyncio.ensure_future(guest(bob, lobby, patience, in_round_two))
+    await died.wait()
+    await asyncio.sleep(0.3)
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    again = Laptop(tmp_path, bob.name)
+    again.identity = bob.identity
+    return again
+
+
 def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_same_record(tmp_path: Path) -> None:
     ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
     lobby: list[LobbyHost] = []
@@ -57,25 +98,8 @@ def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_sa
         if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
             asyncio.get_running_loop().create_task(bob.runners[0].leave())
 
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=30, on_runner=ann.on_runner, bot_kind="easy",
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
-
     async def bob_comes_back() -> Outcome:
-        left = await guest(bob, bob_leaves_after_a_round)
+        left = await guest(bob, lobby, 30, bob_leaves_after_a_round)
         assert left.left
         advert = await find_desk(LOOPBACK, bob.identity, 60)
         outcome = await back_to_table(
@@ -85,7 +109,8 @@ def test_a_person_who_left_takes_the_seat_back_and_every_laptop_ends_with_the_sa
         return await bob.go_on(outcome)
 
     async def scenario() -> list[Outcome]:
-        return list(await asyncio.wait_for(asyncio.gather(host(), guest(cor), bob_comes_back()), 240))
+        return list(await asyncio.wait_for(asyncio.gather(host(ann, lobby, 30, bot_kind="easy"),
+                                                          guest(cor, lobby, 30), bob_comes_back()), 240))
 
     outcomes = asyncio.run(scenario())
     assert all(o.complete and o.finished for o in outcomes), outcomes
@@ -112,38 +137,9 @@ def test_a_killed_laptop_comes_back_publishes_its_owed_secrets_and_takes_its_sea
     and Bob plays from a later round; every laptop ends with the same complete record, nobody exposed."""
     ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
     lobby: list[LobbyHost] = []
-    died = asyncio.Event()
-
-    def bob_dies_in_round_two(event: Event) -> None:
-        if isinstance(event, RoundConfirmed) and not died.is_set():
-            died.set()
-
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=2, on_runner=ann.on_runner,
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-            reconnect_timeout=2,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
 
     async def bob_is_killed_and_comes_back() -> Outcome:
-        first = asyncio.ensure_future(guest(bob, bob_dies_in_round_two))
-        await died.wait()
-        await asyncio.sleep(0.3)  # into round 2: cards dealt, secrets drawn, nothing published of them
-        first.cancel()  # kill -9: the process is gone, its journal stays
-        await asyncio.gather(first, return_exceptions=True)
-        again = Laptop(tmp_path, "Bob")
-        again.identity = bob.identity  # the same installation: its key and journals
+        again = await killed_in_round_two(tmp_path, bob, lobby, 2)
         advert = await find_desk(LOOPBACK, again.identity, 60)
         outcome = await back_to_table(
             advert, identity=again.identity, data_dir=again.data_dir, name="Bob", interface=LOOPBACK,
@@ -153,7 +149,8 @@ def test_a_killed_laptop_comes_back_publishes_its_owed_secrets_and_takes_its_sea
         return await again.go_on(outcome)
 
     async def scenario() -> list[Outcome]:
-        return list(await asyncio.wait_for(asyncio.gather(host(), guest(cor), bob_is_killed_and_comes_back()), 240))
+        return list(await asyncio.wait_for(asyncio.gather(host(ann, lobby, 2), guest(cor, lobby, 2),
+                                                          bob_is_killed_and_comes_back()), 240))
 
     outcomes = asyncio.run(scenario())
     assert all(o.complete and o.finished and not o.exposed for o in outcomes), outcomes

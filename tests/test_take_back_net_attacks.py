@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from test_take_back import _first_continuation
 from test_take_back_net import Laptop as BaseLaptop
+from test_take_back_net import guest, host
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
@@ -24,7 +25,7 @@ import lanplay.table.takeback as takeback
 from lanplay.net.discovery import TableAdvert
 from lanplay.net.lobby import LobbyError, LobbyHost
 from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
-from lanplay.table.tables import host_table, join_table, resume_table
+from lanplay.table.tables import resume_table
 from lanplay.table.takeback import BackFailed, back_to_table, find_desk, take_back
 from protocol.continuation import Continuation, TakeBack, end_digest
 from protocol.identity import Identity
@@ -75,26 +76,8 @@ def _back_scene(tmp_path: Path, asks: int, done: Callable[[Scene], bool]) -> Sce
         if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
             asyncio.get_running_loop().create_task(bob.runners[0].leave())
 
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=PATIENCE, on_runner=ann.on_runner,
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-            reconnect_timeout=PATIENCE,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
-
     async def bob_comes_back() -> None:
-        left = await guest(bob, bob_leaves_after_a_round)
+        left = await guest(bob, lobby, PATIENCE, bob_leaves_after_a_round)
         assert left.left
         for _ in range(asks):
             advert = await find_desk(LOOPBACK, bob.identity, 60)
@@ -108,7 +91,8 @@ def _back_scene(tmp_path: Path, asks: int, done: Callable[[Scene], bool]) -> Sce
                 scene.failed.append(str(exc))
 
     async def run() -> Scene:
-        tasks = [asyncio.ensure_future(t) for t in (host(), guest(cor), bob_comes_back())]
+        tasks = [asyncio.ensure_future(t) for t in (host(ann, lobby, PATIENCE), guest(cor, lobby, PATIENCE),
+                                                     bob_comes_back())]
         try:
             for _ in range(1200):
                 scene.played = ann.seated(key) or cor.seated(key)
@@ -198,24 +182,6 @@ def test_the_laptop_running_the_bot_crashed_and_started_again_still_offers_the_s
         if isinstance(event, RoundConfirmed) and len(bob.runners) == 1:
             asyncio.get_running_loop().create_task(bob.runners[0].leave())
 
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game=GAME, options={}, seats=3, bots=0,
-            interface=LOOPBACK, player=ann.player, reconnect_timeout=PATIENCE, on_runner=ann.on_runner,
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-            reconnect_timeout=PATIENCE,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
-
     async def restarted(laptop: Laptop) -> Outcome | None:
         outcome = await resume_table(
             identity=laptop.identity, data_dir=laptop.data_dir, interface=LOOPBACK, player=laptop.player,
@@ -235,7 +201,8 @@ def test_the_laptop_running_the_bot_crashed_and_started_again_still_offers_the_s
 
     async def scenario() -> tuple[bool, bool]:
         tasks = {name: asyncio.ensure_future(t) for name, t in
-                 (("Ann", host()), ("Cor", guest(cor)), ("Bob", guest(bob, bob_leaves_after_a_round)))}  # fmt: skip
+                 (("Ann", host(ann, lobby, PATIENCE)), ("Cor", guest(cor, lobby, PATIENCE)),
+                  ("Bob", guest(bob, lobby, PATIENCE, bob_leaves_after_a_round)))}  # fmt: skip
         try:
             await asyncio.wait_for(find_desk(LOOPBACK, bob.identity, 60), 60)  # the desk is up: Bob could ask now
             found = desk_laptop()

@@ -15,17 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_take_back_net import Laptop
+from test_take_back_net import Laptop, guest, host, killed_in_round_two
 
 import lanplay.table.takeback as takeback
 from lanplay.net.lobby import LobbyHost
 from lanplay.table.runner import Outcome
-from lanplay.table.tables import host_table, join_table
 from lanplay.table.takeback import BackFailed, back_to_table, find_desk
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
 from protocol.signed import sign_message
-from protocol.table import Event, RoundConfirmed
 from protocol.table.verify import check_record
 
 LOOPBACK = "127.0.0.1"
@@ -57,39 +55,10 @@ def test_late_secrets_the_rules_refuse_expose_only_their_seat_and_the_table_play
     ann, bob, cor = (Laptop(tmp_path, name) for name in ("Ann", "Bob", "Cor"))
     monkeypatch.setattr(takeback, "publish_owed", _lying_publish(bob.identity))
     lobby: list[LobbyHost] = []
-    died = asyncio.Event()
     refused: list[str] = []
 
-    def bob_dies_in_round_two(event: Event) -> None:
-        if isinstance(event, RoundConfirmed) and not died.is_set():
-            died.set()
-
-    async def host() -> Outcome:
-        outcome = await host_table(
-            identity=ann.identity, data_dir=ann.data_dir, name="Ann", game="sixth-sense", options={}, seats=3,
-            bots=0, interface=LOOPBACK, player=ann.player, reconnect_timeout=2, on_runner=ann.on_runner,
-            on_lobby=lambda found, port: lobby.append(found),
-        )  # fmt: skip
-        return await ann.go_on(outcome)
-
-    async def guest(laptop: Laptop, on_event: Any = None) -> Outcome:
-        while not lobby:
-            await asyncio.sleep(0.05)
-        outcome = await join_table(
-            identity=laptop.identity, data_dir=laptop.data_dir, name=laptop.name, interface=LOOPBACK,
-            player=laptop.player, table_id=lobby[0].lobby_id, on_runner=laptop.on_runner, on_event=on_event,
-            reconnect_timeout=2,
-        )  # fmt: skip
-        return await laptop.go_on(outcome)
-
     async def bob_is_killed_and_comes_back_lying() -> None:
-        first = asyncio.ensure_future(guest(bob, bob_dies_in_round_two))
-        await died.wait()
-        await asyncio.sleep(0.3)  # into round 2: cards dealt, secrets drawn, nothing published of them
-        first.cancel()
-        await asyncio.gather(first, return_exceptions=True)
-        again = Laptop(tmp_path, "Bob")
-        again.identity = bob.identity
+        again = await killed_in_round_two(tmp_path, bob, lobby, 2)
         advert = await find_desk(LOOPBACK, again.identity, 60)
         try:
             await back_to_table(
@@ -100,7 +69,9 @@ def test_late_secrets_the_rules_refuse_expose_only_their_seat_and_the_table_play
             refused.append(str(exc))
 
     async def scenario() -> list[Outcome]:
-        ends = await asyncio.wait_for(asyncio.gather(host(), guest(cor), bob_is_killed_and_comes_back_lying()), 240)
+        ends = await asyncio.wait_for(
+            asyncio.gather(host(ann, lobby, 2), guest(cor, lobby, 2), bob_is_killed_and_comes_back_lying()), 240
+        )
         return [ends[0], ends[1]]
 
     outcomes = asyncio.run(scenario())
