@@ -27,7 +27,7 @@ from lanplay.net.lobby import LobbyError, LobbyHost
 from lanplay.table.runner import BotPlayer, Outcome, TableRunner, unfinished_journal
 from lanplay.table.tables import resume_table
 from lanplay.table.takeback import BackFailed, back_to_table, find_desk, take_back
-from protocol.continuation import Continuation, TakeBack, end_digest
+from protocol.continuation import Continuation, TakeBack, end_digest, make_take_back
 from protocol.identity import Identity
 from protocol.plan import SeatInfo, bot_vouch
 from protocol.table import PROTOCOL_VERSION, Event, RoundConfirmed
@@ -311,3 +311,39 @@ def test_a_desk_shows_its_table_only_to_a_person_who_may_come_back_and_serves_a_
     assert set(stranger) == {"error"} and "plan" not in stranger
     assert Continuation.from_json(person["plan"]) == c1
     assert crowded
+
+
+def test_a_person_whose_link_blips_again_and_again_counts_as_one_link_at_the_desk(tmp_path: Path) -> None:
+    """P-6.6: each time the returning laptop's link drops it asks again on a new one with the same request
+    (held at the desk); the link it replaces stops counting, so ten blips leave one link counted, not ten (a
+    desk serves `MAX_DESK_LINKS` people), and the request held is still the first."""
+    table, c1, identities = _first_continuation()
+    bob = table.identities[2]
+    runner = TableRunner(c1, identities[0], tmp_path / "ann", BotPlayer(GAME, "easy"), LOOPBACK)
+    desk = takeback.BackDesk(runner, "Ann", LOOPBACK)
+    back = make_take_back(bob, c1.table_id, 2, "Bob", LOOPBACK, 45123)
+
+    async def ask(port: int) -> Any:
+        ws = await connect(f"ws://{LOOPBACK}:{port}/", max_size=takeback.MAX_DESK_MESSAGE, proxy=None)
+        cipher, _ = await takeback._handshake(ws, bob, c1.table_id, initiator=True)
+        await takeback._recv(ws, cipher, 10)  # the plan
+        await takeback._send(ws, cipher, {"back": back.to_json()})
+        answer = await takeback._recv(ws, cipher, 10)
+        ws.transport.abort()  # a blip: the link drops without a word
+        return answer
+
+    async def scenario() -> tuple[list[Any], int]:
+        async with serve(desk._serve, LOOPBACK, 0, max_size=takeback.MAX_DESK_MESSAGE) as server:
+            port = server.sockets[0].getsockname()[1]
+            answers = [await ask(port) for _ in range(10)]
+            for _ in range(100):
+                if desk._links <= 1:
+                    break
+                await asyncio.sleep(0.02)
+            links = desk._links
+            await desk.close()
+            return answers, links
+
+    answers, links = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert answers == [{"held": 2}] * 10 and links <= 1
+    assert runner.take_backs == {2: back}

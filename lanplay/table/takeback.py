@@ -98,6 +98,17 @@ class _Asking:
     plan: Continuation | None = None  # the continuation told last: to sign, or signed by every seat
     signed: bool = False
     told: bool = False  # the signed one reached the person's link
+    moved: asyncio.Event = field(default_factory=asyncio.Event)  # set when a new link takes this one's place
+
+    async def wait(self) -> None:
+        """Until the way back is over, or another link of the person took this one's place."""
+        moved = self.moved
+        waits = {asyncio.ensure_future(self.done.wait()), asyncio.ensure_future(moved.wait())}
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
 
 
 class BackDesk:
@@ -200,13 +211,15 @@ class BackDesk:
                 # The same person on a new link (a blip): the request held stays, the link is this one, and
                 # the continuation is told again where it has got to.
                 held.ws, held.cipher = ws, cipher
+                moved, held.moved = held.moved, asyncio.Event()
+                moved.set()  # the old link's wait ends: one link a person counts
                 await _send(ws, cipher, {"held": back.seat})
                 if held.plan is not None and held.signed:
                     await self._tell(held.plan, True, back.seat, held)
                     return
                 if held.plan is not None:
                     self._spawn(self._tell(held.plan, False, back.seat, held))
-                await held.done.wait()
+                await held.wait()
                 return
             if held is not None or not runner.hold_back(back, late):
                 why = f"seat {back.seat} is not one this key may take back at table {runner.settings.table} now"
@@ -219,7 +232,7 @@ class BackDesk:
             self._asking[back.seat] = asking
             log.info("%s asks for seat %d back at table %s", back.name, back.seat, runner.settings.table)
             await _send(ws, cipher, {"held": back.seat})
-            await asking.done.wait()
+            await asking.wait()
         except (ProtocolError, LobbyError, ConnectionClosed, WebSocketException, TimeoutError) as exc:
             log.warning("take-back desk: %s", exc)
         finally:
