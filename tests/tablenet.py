@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from engine.api import JSONObject
@@ -101,6 +101,16 @@ class Table:
             if due is not None:
                 self.feed(seat, due)
         self.deliver_all()
+
+    def finish(self, seats: Iterable[int], patiences: int = 20) -> None:
+        """Play on and let a patience (31 s) pass at a time, at most `patiences` times, until every seat of
+        `seats` has finished its table."""
+        waiting = list(seats)
+        for _ in range(patiences):
+            self.run()
+            self.wait(31)
+            if all(self.sessions[s].finished for s in waiting):
+                return
 
     def of(self, seat: int, kind: type) -> list[Event]:
         return [e for e in self.events[seat] if isinstance(e, kind)]

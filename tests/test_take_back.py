@@ -43,11 +43,7 @@ def _leave_after_a_round(table, seat: int):  # type: ignore[no-untyped-def]
             break
         assert table.step()
     table.feed(seat, Leave(table.now))
-    for _ in range(20):
-        table.run()
-        table.wait(31)
-        if all(table.sessions[s].finished for s in others):
-            break
+    table.finish(others, 20)
     assert all(table.sessions[s].finished and not table.sessions[s].complete for s in others)
     return table
 
@@ -265,11 +261,7 @@ def _killed_after_a_round(seed: int = 5):  # type: ignore[no-untyped-def]
     table.silent.add(2)
     for seat in (0, 1):
         table.feed(seat, LinkChanged(2, False, table.now))  # its link is down: its move is waited out (P-5.5)
-    for _ in range(20):
-        table.run()
-        table.wait(31)
-        if all(table.sessions[s].finished for s in (0, 1)):
-            break
+    table.finish((0, 1))
     return table
 
 
@@ -401,11 +393,7 @@ def test_a_halt_stops_the_round_at_every_seat_and_convicts_nobody() -> None:
     for _ in range(2):
         table.step()
     table.feed(0, Halt("P1 was exposed at the table before", table.now))
-    for _ in range(10):
-        table.run()
-        table.wait(31)
-        if all(s.finished for s in table.sessions):
-            break
+    table.finish(range(table.n), 10)
     assert all(s.finished and not s.complete and not s.convictions for s in table.sessions)
     assert all(s.present() == (0, 1, 2) for s in table.sessions)
     stops = table.sessions[1].record_json()["stops"]

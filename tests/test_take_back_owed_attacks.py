@@ -83,11 +83,7 @@ def _cheat_base() -> Table:
     table.silent.add(RETURNING)
     for seat in PRESENT:
         table.feed(seat, LinkChanged(RETURNING, False, table.now))
-    for _ in range(20):
-        table.run()
-        table.wait(31)
-        if all(table.sessions[s].finished for s in PRESENT):
-            break
+    table.finish(PRESENT, 20)
     assert all(table.sessions[s].finished and not table.sessions[s].convictions for s in PRESENT)
     return table
 
