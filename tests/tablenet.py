@@ -102,6 +102,15 @@ class Table:
                 self.feed(seat, due)
         self.deliver_all()
 
+    def confirm_round(self, moves: int = 4000) -> None:
+        """Play until every session has confirmed one round more than now (at most `moves` moves)."""
+        start = [len(session.rounds) for session in self.sessions]
+        for _ in range(moves):
+            if all(len(session.rounds) > start[i] for i, session in enumerate(self.sessions)):
+                return
+            assert self.step(), "no seat has a move and the round is not confirmed"
+        raise AssertionError(f"no round confirmed at every seat within {moves} moves")
+
     def finish(self, seats: Iterable[int], patiences: int = 20) -> None:
         """Play on and let a patience (31 s) pass at a time, at most `patiences` times, until every seat of
         `seats` has finished its table."""

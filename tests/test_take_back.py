@@ -37,11 +37,7 @@ HOST = "127.0.0.1"
 def _leave_after_a_round(table, seat: int):  # type: ignore[no-untyped-def]
     """Play until every session has a confirmed round more, then `seat` leaves; the others finish the table."""
     others = [s for s in range(len(table.sessions)) if s != seat]
-    start = [len(s.rounds) for s in table.sessions]
-    for _ in range(4000):
-        if all(len(s.rounds) > start[i] for i, s in enumerate(table.sessions)):
-            break
-        assert table.step()
+    table.confirm_round()
     table.feed(seat, Leave(table.now))
     table.finish(others, 20)
     assert all(table.sessions[s].finished and not table.sessions[s].complete for s in others)
@@ -252,10 +248,7 @@ def _killed_after_a_round(seed: int = 5):  # type: ignore[no-untyped-def]
     it, publish their secrets, stop it for its own, and the table ends with seat 2 not present. Its session
     stays as the laptop's journal left it (what `publish_owed` replays)."""
     table = make_table(GAME, 3, OPTIONS, seed=seed)
-    for _ in range(4000):
-        if all(s.rounds for s in table.sessions):
-            break
-        assert table.step()
+    table.confirm_round()
     for _ in range(3):
         table.step()
     table.silent.add(2)
@@ -386,10 +379,7 @@ def test_a_halt_stops_the_round_at_every_seat_and_convicts_nobody() -> None:
     P-5.5's audit stop, naming no seat): every seat stops, publishes its secrets, the round is void, and
     nobody is exposed here; the table ends early, so the seats are asked whether to go on (P-5.7)."""
     table = make_table(GAME, 3, OPTIONS, seed=7)
-    for _ in range(4000):
-        if all(s.rounds for s in table.sessions):
-            break
-        assert table.step()
+    table.confirm_round()
     for _ in range(2):
         table.step()
     table.feed(0, Halt("P1 was exposed at the table before", table.now))
