@@ -14,7 +14,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from lanplay.net import lobby as lobby_module
-from lanplay.net.lobby import LobbyError, LobbyHost, _JoinerSeat, join_lobby
+from lanplay.net.lobby import LobbyError, LobbyHost, MeshAddressTaken, _JoinerSeat, join_lobby
+from lanplay.table.tables import MESH_PORT_TRIES, join_on_a_free_port
 from protocol.identity import Identity
 from protocol.plan import (
     PlanDraw,
@@ -181,6 +182,43 @@ def test_the_host_refuses_a_joiner_whose_mesh_address_cannot_be_its_own() -> Non
     multicast, taken = asyncio.run(scenario())
     assert isinstance(multicast, dict) and "multicast" in str(multicast.get("error")), multicast
     assert isinstance(taken, dict) and "'Host''s" in str(taken.get("error")), taken
+
+
+def test_a_joiner_that_drew_a_seated_peers_port_draws_another_and_is_seated() -> None:
+    """Two laptops on one address can draw one free port at once (a port is announced before it
+    listens): the lobby refuses the second as a taken mesh address (P-6.7), and that joiner draws another
+    port and asks again, so the table fills. A joiner refused every time stops after `MESH_PORT_TRIES`
+    draws, saying why."""
+
+    async def scenario() -> tuple[list[tuple[str, int]], TablePlan, int]:
+        host = Identity.generate()
+        lobby = LobbyHost(host, GAME, {}, 2, SeatInfo("Host", host.public.hex(), HOST, 6330))
+        port = await lobby.start(HOST)
+        drawn: list[tuple[str, int]] = []
+        stubborn: list[tuple[str, int]] = []
+
+        async def first_draw_collides(mesh: tuple[str, int]) -> TablePlan:
+            drawn.append(mesh)
+            announced = (HOST, 6330) if len(drawn) == 1 else mesh  # the host's own port, drawn at once
+            return await join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Bob", announced)
+
+        async def always_collides(mesh: tuple[str, int]) -> TablePlan:
+            stubborn.append(mesh)
+            return await join_lobby(Identity.generate(), lobby.lobby_id, HOST, port, "Eve", (HOST, 6330))
+
+        try:
+            with pytest.raises(MeshAddressTaken, match="'Host''s"):
+                await join_on_a_free_port(HOST, always_collides)
+            plan = await join_on_a_free_port(HOST, first_draw_collides)
+        finally:
+            await lobby.close()
+        return drawn, plan, len(stubborn)
+
+    drawn, plan, stubborn_tries = asyncio.run(scenario())
+    plan.verify()
+    assert len(drawn) == 2 and drawn[1][1] != 6330
+    assert sorted(s.port for s in plan.seats) == sorted([6330, drawn[1][1]])
+    assert stubborn_tries == MESH_PORT_TRIES
 
 
 # --- who runs a bot: only that laptop may say so ---------------------------------------------------

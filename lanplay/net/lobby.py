@@ -110,6 +110,11 @@ class TableFull(LobbyError):
     """The host refused us because every seat is taken (a joiner may try the next table)."""
 
 
+class MeshAddressTaken(LobbyError):
+    """The host refused us because a seated peer announced the same mesh address: two laptops' probes
+    found one port free at once (a joiner may draw another port and ask again)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SeatBarred:
     """What a joiner is told when the host bars a seat of its draw (P-3.2): who, and why (the why is
@@ -403,6 +408,10 @@ class LobbyHost:
             if any(s.public_key == key for s in self.taken):
                 await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
+            taken_by = self._mesh_address_taken(info)
+            if taken_by is not None:  # P-6.7; an honest joiner draws another port and asks again
+                await _send(ws, cipher, {"error": taken_by, "mesh_taken": True})
+                raise LobbyError(taken_by)
             fault = self._field_fault(info)
             if fault is not None:  # what every seat would refuse to sign (P-6.7): said to this joiner alone
                 await _send(ws, cipher, {"error": fault})
@@ -437,14 +446,18 @@ class LobbyHost:
             with contextlib.suppress(Exception):
                 await ws.close()
 
-    def _field_fault(self, info: SeatInfo) -> str | None:
-        """Why a joiner's seat cannot be in the plan (P-6.7), or None: its mesh address is taken by a
-        seated peer, or it says it is a bot on a laptop that did not say so."""
-        if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
-            return "this table is for the players of the table it plays again, and their bots"
+    def _mesh_address_taken(self, info: SeatInfo) -> str | None:
+        """Why a joiner's mesh address cannot be in the plan (P-6.7): a seated peer announced it. None if free."""
         for seat in self.taken:
             if (seat.address, seat.port) == (info.address, info.port):
                 return f"the mesh address {info.address}:{info.port} is {seat.name!r}'s ({FIELD_RULE})"
+        return None
+
+    def _field_fault(self, info: SeatInfo) -> str | None:
+        """Why a joiner's seat cannot be in the plan (P-6.7), or None: this table is for other people,
+        or it says it is a bot on a laptop that did not say so."""
+        if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
+            return "this table is for the players of the table it plays again, and their bots"
         try:
             info.check_bot(self.lobby_id, {*(s.public_key for s in self.taken), info.public_key})
         except ProtocolError as exc:
@@ -733,6 +746,8 @@ class _JoinerSeat:
         if "error" in message:
             if message["error"] == TABLE_FULL:
                 raise TableFull(f"the host refused: {TABLE_FULL}")
+            if message.get("mesh_taken") is True:
+                raise MeshAddressTaken(f"the host refused: {shown(message['error'], MAX_WHY)}")
             raise LobbyError(f"the host refused: {shown(message['error'], MAX_WHY)}")
         if "barred" in message:
             self._on_barred(message["barred"])

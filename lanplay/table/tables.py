@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from lanplay.net.discovery import TableAdvert, TableAdvertiser, TableBrowser
 from lanplay.net.lobby import (
     LobbyError,
     LobbyHost,
+    MeshAddressTaken,
     SeatBarred,
     SeatInfo,
     TableFull,
@@ -36,12 +38,13 @@ from lanplay.table.takeback import BackDesk
 from protocol.continuation import Continuation
 from protocol.encoding import JSONObject
 from protocol.identity import Identity
-from protocol.plan import bot_vouch
+from protocol.plan import TablePlan, bot_vouch
 from protocol.table import PROTOCOL_VERSION, Event
 
 log = logging.getLogger(__name__)
 
 DISCOVERY_TIMEOUT = 30.0
+MESH_PORT_TRIES = 4  # ports drawn for one join, should a seated peer have announced the one drawn
 RECONNECT_TIMEOUT = 120.0  # how long a seat whose link dropped is waited for (TableSettings.reconnect_timeout)
 
 
@@ -202,14 +205,12 @@ async def _bot_peer(
     identity = Identity.generate()
     bot_dir = data_dir / BOTS_DIR / identity.public.fingerprint
     save_identity(bot_dir, identity)
-    mesh_port = free_port(interface)
     runs_on = vouch = None
     if laptop is not None:
         runs_on, vouch = laptop.public.hex(), bot_vouch(laptop, lobby_id, identity.public.hex())
-    plan = await join_lobby(
-        identity, lobby_id, lobby_host or interface, lobby_port, name, (interface, mesh_port), runs_on=runs_on,
-        vouch=vouch,
-    )
+    plan = await join_on_a_free_port(interface, lambda mesh: join_lobby(
+        identity, lobby_id, lobby_host or interface, lobby_port, name, mesh, runs_on=runs_on, vouch=vouch,
+    ))  # fmt: skip
     player = BotPlayer(plan.game, table_level(plan, bot_kind), delay=delay)
     runner = TableRunner(plan, identity, bot_dir, player, interface)
     runner.may_go_on = go_on  # P-5.7: with its laptop's person, whose laptop offers to run the new bots
@@ -233,6 +234,23 @@ def bot_name(number: int, host_name: str) -> str:
     seat's list, on the table screen and in the game record (names are at most 40 characters)."""
     tail = f"'s bot {number}"
     return host_name[: 40 - len(tail)] + tail
+
+
+async def join_on_a_free_port(
+    interface: str, join: Callable[[tuple[str, int]], Awaitable[TablePlan]]
+) -> TablePlan:
+    """`join` with a mesh address on `interface` whose port is free right now. A port is announced before
+    it listens (`free_port`), so two laptops on one address may draw the same one at once: the lobby
+    refuses the second (P-6.7), which draws another and asks again, up to `MESH_PORT_TRIES` ports."""
+    for tries_left in range(MESH_PORT_TRIES - 1, -1, -1):
+        mesh = (interface, free_port(interface))
+        try:
+            return await join(mesh)
+        except MeshAddressTaken as exc:
+            if not tries_left:
+                raise
+            log.info("%s: drawing another port", exc)
+    raise AssertionError("unreachable: the last try raises")
 
 
 async def find_table(
@@ -303,11 +321,10 @@ async def join_table(
         try:
             if address is not None:
                 lobby_id = (await fetch_table_info(host, port)).lobby_id  # checks its table protocol version too
-            mesh_port = free_port(interface)
-            plan = await join_lobby(
-                identity, lobby_id, host, port, name, (interface, mesh_port), on_seats, runs_on=runs_on,
+            plan = await join_on_a_free_port(interface, functools.partial(
+                join_lobby, identity, lobby_id, host, port, name, on_seats=on_seats, runs_on=runs_on,
                 host_fingerprint=pinned, game=wanted_game, on_notice=on_notice,
-            )  # fmt: skip
+            ))  # fmt: skip
             break
         except TableFull:
             if address is not None or table_id is not None:
