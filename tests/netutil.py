@@ -237,7 +237,10 @@ class Table:
         deadline = time.monotonic() + timeout
         codes = []
         for bot in self.bots:
-            codes.append(bot.wait(max(0.1, deadline - time.monotonic())))
+            try:
+                codes.append(bot.wait(max(0.1, deadline - time.monotonic())))
+            except AssertionError:  # the cause is often another seat's output: show the whole table's
+                raise AssertionError(f"{bot.name} still running after {timeout} s\n{self.describe()}") from None
         return codes
 
     def close(self) -> None:

@@ -137,6 +137,6 @@ def ns_env(home: str, extra: dict[str, str] | None = None) -> list[str]:
     """`env -i ...` for a command run through `ip netns exec`: exactly these variables, and no
     LANPLAY_INTERFACE (the namespace has only the test's own interfaces, so nothing else is reachable)."""
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "LC_CTYPE") if k in os.environ}
-    values = {**keep, "HOME": home, "LANPLAY_HOME": f"{home}/data", "PYTHONUNBUFFERED": "1",
+    values = {**keep, "HOME": home, "LANPLAY_HOME": f"{home}/data", "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1",
               "LANPLAY_BOT_DELAY": "0", **(extra or {})}  # fmt: skip
     return ["env", "-i", *(f"{k}={v}" for k, v in values.items())]

@@ -14,6 +14,7 @@ Skipped, with the reason, where network namespaces cannot be made (not root, no 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -69,6 +70,9 @@ class Proc:
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER (ns_env): every thread's stack to stderr
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(2)
             raise AssertionError(f"{self.name} still running after {timeout} s\n{self.describe()}") from None
 
     def kill(self) -> None:
