@@ -284,7 +284,7 @@ def test_ctrl_c_stops_lanplay_host_at_the_first_press(tmp_path: Path, procs: lis
         procs.append(host)
         host.wait_for(JOIN_LINE, 30)
         host.proc.send_signal(signal.SIGINT)  # once
-        assert host.wait(5) == 130, host.describe()
+        assert host.wait(10) == 130, host.describe()  # a hang is for ever; a loaded machine may take seconds
         err = host.err.read_text()
         assert "Traceback" not in err and "stopped" in err, err
     finally:
