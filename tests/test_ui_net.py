@@ -246,7 +246,10 @@ def test_a_person_who_leaves_is_replaced_by_a_bot_when_the_others_go_on_and_the_
 
     async def script(model: TableModel, pipe: PipeInput) -> None:
         bob_task = asyncio.ensure_future(bob())
-        await _press_enter_until(model, pipe, lambda: 1 in model.audits)  # the first round confirmed
+        await _press_enter_until(model, pipe, lambda: 1 in model.audits)  # the first round audited here
+        # Confirmed at both laptops before Bob leaves: a round not yet confirmed is void (P-5.5), carried by none.
+        sessions = (lambda: table.session, lambda: bob_runner[0].session)
+        await _until(lambda: all((s := at()) is not None and len(s.rounds) >= 1 for at in sessions), what="round 1")
         # ten chips each: nobody runs out in one round, so the game is not over when Bob leaves
         assert model.game_over is None and not (table.session and table.session.complete)
         await bob_runner[0].leave()
