@@ -24,7 +24,7 @@ class _Died(Exception):
     """A laptop's process ends here (a crash, a kill): nothing after this point runs."""
 
 
-PATIENCE = 3.0
+PATIENCE = 5.0  # the table's patience (P-5.5): each go-on step waits this long, on a machine busy with other tests
 
 
 async def _until(condition: Callable[[], bool], timeout: float = 60.0, what: str = "the table") -> None:
