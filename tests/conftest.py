@@ -24,8 +24,9 @@ LOOPBACK_FILES = frozenset({
     "test_take_back_net_attacks.py", "test_take_back_resume_attacks.py", "test_trust_net.py", "test_ui_net.py",
 })
 APART_FILES = frozenset({
-    "test_bots_expert.py", "test_game_night_netns.py", "test_mesh.py", "test_net_loopback.py", "test_net_netns.py",
-    "test_play_resume.py", "test_store.py", "test_take_back_owed_net_attacks.py", "test_ui_tmux.py",
+    "test_bots_expert.py", "test_game_night_netns.py", "test_lobby_mesh_address_attacks.py", "test_mesh.py",
+    "test_net_loopback.py", "test_net_netns.py", "test_play_resume.py", "test_store.py",
+    "test_take_back_owed_net_attacks.py", "test_ui_tmux.py",
 })
 
 
