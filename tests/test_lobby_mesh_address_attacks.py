@@ -25,6 +25,7 @@ from lanplay.net.lobby import (
     LobbyHost,
     MeshAddressTaken,
     TableFull,
+    _HostDraw,
     _JoinerSeat,
     join_lobby,
 )
@@ -148,6 +149,74 @@ def test_a_mesh_taken_answer_asks_for_another_port_only_when_it_says_exactly_tha
     assert type(refused.value) is raised
     assert "\n" not in str(refused.value) and str(refused.value).startswith("the host refused: ")
     assert not shown_seats
+
+
+# --- a host that says so once it knows the order -----------------------------------------------------
+
+
+@dataclasses.dataclass
+class _RerollingHost(LobbyHost):
+    """A modified host that dislikes the first seat orders it draws: once every reveal is in (it knows the
+    order), it tells each joiner its mesh address is taken instead of passing the reveals on, and seats
+    them afresh when they come back, never barring anyone."""
+
+    rerolls: int = 2
+    orders: list[tuple[str, ...]] = dataclasses.field(default_factory=list)
+
+    async def _tell(self, draw: _HostDraw, message: JSONObject) -> None:
+        if "reveals" in message and draw.plan is not None and len(self.orders) < self.rerolls:
+            self.orders.append(tuple(s.name for s in draw.plan.seats))
+            for joiner in draw.joiners:
+                joiner.revealing = False  # its leaving is not withholding: it comes back with another port
+                taken = f"the mesh address {HOST}:{joiner.info.port} is 'Eve''s (P-6.7)"
+                await lobby_module._send(joiner.ws, joiner.cipher, {"error": taken, "mesh_taken": True})
+            return
+        await super()._tell(draw, message)
+
+
+def test_a_host_cannot_redraw_the_seat_order_by_saying_a_seated_joiners_port_is_taken() -> None:
+    """P-3.2: an honest host refuses a taken mesh address only in answer to a join. A joiner told so
+    after it was seated (here: after its reveal, when the host knows the drawn order) leaves with one
+    line, and draws no other port: asking again would be a fresh joiner in a fresh draw, and the host
+    could re-roll the order it saw (`MESH_PORT_TRIES` - 1 times per joiner) with nobody barred."""
+
+    async def scenario() -> tuple[list[object], list[list[tuple[str, int]]], _RerollingHost]:
+        host = Identity.generate()
+        lobby = _RerollingHost(host, GAME, {}, 3, _host_seat(host, 6410))
+        port = await lobby.start(HOST)
+        drawn: list[list[tuple[str, int]]] = [[], []]
+        joins = [
+            join_on_a_free_port(HOST, _counted(
+                functools.partial(join_lobby, Identity.generate(), lobby.lobby_id, HOST, port, name), tries,
+                lambda mesh: mesh))
+            for name, tries in zip(("Ann", "Bob"), drawn, strict=True)
+        ]  # fmt: skip
+        try:
+            async with asyncio.timeout(GUARD):
+                results: list[object] = list(await asyncio.gather(*joins, return_exceptions=True))
+        finally:
+            await lobby.close()
+        return results, drawn, lobby
+
+    results, drawn, lobby = asyncio.run(scenario())
+    assert len(lobby.orders) == 1, f"the host drew the order {len(lobby.orders)} times: {lobby.orders}"
+    for result in results:
+        assert type(result) is LobbyError, result
+        assert "P-3.2" in str(result) and "\n" not in str(result)
+    assert [len(d) for d in drawn] == [1, 1]
+
+
+def test_a_mesh_taken_refusal_once_seated_is_not_a_reason_to_draw_another_port() -> None:
+    """After the host's first seat list (the join was answered: this seat is seated), a taken mesh
+    address is no refusal of the join: the joiner leaves naming P-3.2 and asks for no other port."""
+    me, host = Identity.generate(), Identity.generate()
+    info = SeatInfo("Bob", me.public.hex(), HOST, 6402)
+    seat = _JoinerSeat(me, "ab" * 16, info, host.public.hex(), GAME)
+    seat.handle({"seats": [_host_seat(host, 6403).to_json(), info.to_json()], "you": 1}, None)
+    with pytest.raises(LobbyError) as refused:
+        seat.handle({"error": "the mesh address is taken", "mesh_taken": True}, None)
+    assert type(refused.value) is LobbyError
+    assert "P-3.2" in str(refused.value) and "\n" not in str(refused.value)
 
 
 # --- a joiner that announces a seated peer's address ---------------------------------------------------

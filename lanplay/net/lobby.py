@@ -11,7 +11,10 @@ one JSON object per message:
   ``"bot"``: the key of the laptop that runs it, with ``"vouch"``: that laptop's signature when it is
   another seat's); the host answers ``{"seats": [...], "you": i}`` (the peers seated so far, in the
   order they joined) whenever that list changes, or ``{"error": why}`` (another version, a mesh
-  address that cannot be this peer's, a bot host that did not say so: P-6.7);
+  address that cannot be this peer's, a bot host that did not say so: P-6.7); a mesh address a
+  seated peer announced is refused with ``"mesh_taken": true`` as well, and the joiner may draw
+  another port and join again, but only when that is the answer to its join (once seated, a new
+  join would be a new draw of the seat order: P-3.2);
 - once every seat is taken, the seat order is drawn jointly and the plan signed
   (`protocol.plan`): host ``{"draw": {"attempt", "roster"}}``; every joiner checks the roster
   lists it as it joined and the host as the peer of this link, and answers
@@ -734,6 +737,7 @@ class _JoinerSeat:
     notices: list[SeatBarred] = field(default_factory=list)
     host_owes: bool = False  # this seat sent its reveal or signature: the host owes the next step
     parts_sent: int = 0
+    answered: bool = False  # the host answered the join (a refusal, or the first seat list)
 
     def take_notices(self) -> list[SeatBarred]:
         notices, self.notices = self.notices, []
@@ -743,12 +747,21 @@ class _JoinerSeat:
         self, message: JSONObject, on_seats: Callable[[list[SeatInfo]], None] | None
     ) -> tuple[JSONObject | None, TablePlan | None]:
         """The reply to send (if any) and the verified plan (once the game starts)."""
+        first, self.answered = not self.answered, True
         if "error" in message:
             if message["error"] == TABLE_FULL:
                 raise TableFull(f"the host refused: {TABLE_FULL}")
+            why = shown(message["error"], MAX_WHY)
             if message.get("mesh_taken") is True:
-                raise MeshAddressTaken(f"the host refused: {shown(message['error'], MAX_WHY)}")
-            raise LobbyError(f"the host refused: {shown(message['error'], MAX_WHY)}")
+                if first:  # the answer to the join: another port may be drawn and the join asked again
+                    raise MeshAddressTaken(f"the host refused: {why}")
+                # An honest host checks the address before it seats a joiner. Asking again now would be a
+                # fresh joiner in a fresh draw, an order the host may have seen already re-rolled (P-3.2).
+                raise LobbyError(
+                    f"the host refused: {why}; it said so after seating this seat, and this seat does not ask "
+                    f"again: a new join would let the host draw the seat order anew ({ORDER_RULE})"
+                )
+            raise LobbyError(f"the host refused: {why}")
         if "barred" in message:
             self._on_barred(message["barred"])
             self.host_owes = False
