@@ -295,3 +295,27 @@ def test_two_joiners_that_drew_one_port_at_once_are_both_seated() -> None:
     assert sorted(len(d) for d in drawn) == [1, 2]
     ports = sorted(s.port for s in plan.seats)
     assert len(set(ports)) == 3 and 6431 in ports
+
+
+def test_a_stranger_at_a_play_again_table_learns_nothing_of_its_seats_from_their_addresses() -> None:
+    """A play-again lobby is for the players of the table it plays again (and their bots): a stranger
+    announcing a seated player's mesh address is told the table is not for it, not whose address that
+    is, and is not asked to draw another port."""
+
+    async def scenario() -> JSONObject:
+        host, ann = Identity.generate(), Identity.generate()
+        lobby = LobbyHost(host, GAME, {}, 3, _host_seat(host, 6440), only=frozenset({host.public.hex(),
+                                                                                  ann.public.hex()}))  # fmt: skip
+        port = await lobby.start(HOST)
+        seated = asyncio.create_task(join_lobby(ann, lobby.lobby_id, HOST, port, "Ann", (HOST, 6441)))
+        try:
+            async with asyncio.timeout(GUARD):
+                await _seated(lobby, 2)
+                return await _raw_join(port, lobby.lobby_id, Identity.generate(), [HOST, 6441])
+        finally:
+            seated.cancel()
+            await lobby.close()
+
+    answer = asyncio.run(scenario())
+    assert "for the players of the table it plays again" in str(answer.get("error")), answer
+    assert "Ann" not in str(answer) and "mesh_taken" not in answer

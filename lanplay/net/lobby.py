@@ -411,6 +411,10 @@ class LobbyHost:
             if any(s.public_key == key for s in self.taken):
                 await _send(ws, cipher, {"error": "this identity already has a seat"})
                 raise LobbyError("this identity already has a seat")
+            if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
+                why = "this table is for the players of the table it plays again, and their bots"
+                await _send(ws, cipher, {"error": why})  # first: a stranger learns nothing of the seats
+                raise LobbyError(why)
             taken_by = self._mesh_address_taken(info)
             if taken_by is not None:  # P-6.7; an honest joiner draws another port and asks again
                 await _send(ws, cipher, {"error": taken_by, "mesh_taken": True})
@@ -457,10 +461,8 @@ class LobbyHost:
         return None
 
     def _field_fault(self, info: SeatInfo) -> str | None:
-        """Why a joiner's seat cannot be in the plan (P-6.7), or None: this table is for other people,
-        or it says it is a bot on a laptop that did not say so."""
-        if self.only is not None and info.public_key not in self.only and info.runs_on not in self.only:
-            return "this table is for the players of the table it plays again, and their bots"
+        """Why a joiner's seat cannot be in the plan (P-6.7), or None: it says it is a bot on a laptop
+        that did not say so."""
         try:
             info.check_bot(self.lobby_id, {*(s.public_key for s in self.taken), info.public_key})
         except ProtocolError as exc:
