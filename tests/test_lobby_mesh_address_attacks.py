@@ -206,15 +206,20 @@ def test_a_host_cannot_redraw_the_seat_order_by_saying_a_seated_joiners_port_is_
     assert [len(d) for d in drawn] == [1, 1]
 
 
-def test_a_mesh_taken_refusal_once_seated_is_not_a_reason_to_draw_another_port() -> None:
-    """After the host's first seat list (the join was answered: this seat is seated), a taken mesh
-    address is no refusal of the join: the joiner leaves naming P-3.2 and asks for no other port."""
+@pytest.mark.parametrize(
+    "refusal", [{"error": "the mesh address is taken", "mesh_taken": True}, {"error": lobby_module.TABLE_FULL}]
+)
+def test_a_refusal_of_the_join_once_seated_is_no_reason_to_join_again(refusal: JSONObject) -> None:
+    """After the host's first seat list (the join was answered: this seat is seated), "your mesh
+    address is taken" or "the table is full" is no refusal of the join: the joiner leaves naming P-3.2,
+    and neither draws another port nor tries the next table (the host's own, under another lobby id,
+    as like as not), either of which would put it in a fresh draw of the seat order."""
     me, host = Identity.generate(), Identity.generate()
     info = SeatInfo("Bob", me.public.hex(), HOST, 6402)
     seat = _JoinerSeat(me, "ab" * 16, info, host.public.hex(), GAME)
     seat.handle({"seats": [_host_seat(host, 6403).to_json(), info.to_json()], "you": 1}, None)
     with pytest.raises(LobbyError) as refused:
-        seat.handle({"error": "the mesh address is taken", "mesh_taken": True}, None)
+        seat.handle(refusal, None)
     assert type(refused.value) is LobbyError
     assert "P-3.2" in str(refused.value) and "\n" not in str(refused.value)
 

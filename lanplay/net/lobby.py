@@ -13,8 +13,9 @@ one JSON object per message:
   order they joined) whenever that list changes, or ``{"error": why}`` (another version, a mesh
   address that cannot be this peer's, a bot host that did not say so: P-6.7); a mesh address a
   seated peer announced is refused with ``"mesh_taken": true`` as well, and the joiner may draw
-  another port and join again, but only when that is the answer to its join (once seated, a new
-  join would be a new draw of the seat order: P-3.2);
+  another port and join again; a full table is ``{"error": "the table is full"}``, and a joiner
+  that found it by mDNS may try the next table. Either only when it is the answer to the join: once
+  seated, a new join would be a new draw of the seat order (P-3.2), and the joiner leaves;
 - once every seat is taken, the seat order is drawn jointly and the plan signed
   (`protocol.plan`): host ``{"draw": {"attempt", "roster"}}``; every joiner checks the roster
   lists it as it joined and the host as the peer of this link, and answers
@@ -751,18 +752,20 @@ class _JoinerSeat:
         """The reply to send (if any) and the verified plan (once the game starts)."""
         first, self.answered = not self.answered, True
         if "error" in message:
-            if message["error"] == TABLE_FULL:
-                raise TableFull(f"the host refused: {TABLE_FULL}")
             why = shown(message["error"], MAX_WHY)
-            if message.get("mesh_taken") is True:
-                if first:  # the answer to the join: another port may be drawn and the join asked again
-                    raise MeshAddressTaken(f"the host refused: {why}")
-                # An honest host checks the address before it seats a joiner. Asking again now would be a
-                # fresh joiner in a fresh draw, an order the host may have seen already re-rolled (P-3.2).
+            again = message["error"] == TABLE_FULL or message.get("mesh_taken") is True
+            if again and not first:
+                # An honest host says so only in answer to a join, before it seats the joiner. Joining again
+                # now (another port, the next table) would be a fresh joiner in a fresh draw: an order the
+                # host may have seen already, re-rolled (P-3.2).
                 raise LobbyError(
-                    f"the host refused: {why}; it said so after seating this seat, and this seat does not ask "
+                    f"the host refused: {why}; it said so after seating this seat, and this seat does not join "
                     f"again: a new join would let the host draw the seat order anew ({ORDER_RULE})"
                 )
+            if message["error"] == TABLE_FULL:
+                raise TableFull(f"the host refused: {TABLE_FULL}")
+            if message.get("mesh_taken") is True:  # another port may be drawn and the join asked again
+                raise MeshAddressTaken(f"the host refused: {why}")
             raise LobbyError(f"the host refused: {why}")
         if "barred" in message:
             self._on_barred(message["barred"])
