@@ -94,8 +94,9 @@ def check_mesh_address(host: object) -> str:
     """A seat's mesh address as a plan may carry it (P-6.7): an IP address written the one way Python
     writes it, that one peer can listen on and the others dial. Refused: names, multicast, the
     unspecified address, IPv4 "this network" (0.0.0.0/8), reserved and limited-broadcast addresses
-    (240.0.0.0/4), IPv6 with a zone (it means nothing on another laptop), and IPv4-mapped IPv6
-    forms of any of these."""
+    (240.0.0.0/4), IPv6 with a zone (it means nothing on another laptop), and any IPv4-mapped IPv6
+    address: a second spelling of an IPv4 one, under which a seat could name another seat's listener
+    and pass the check that no two seats name one address."""
     if not isinstance(host, str):
         raise PlanError(FIELD_RULE, "a seat's mesh address is an IP address")
     try:
@@ -104,15 +105,16 @@ def check_mesh_address(host: object) -> str:
         raise PlanError(FIELD_RULE, f"a seat's mesh address is an IP address, not {host[:60]!r}") from None
     if str(address) != host:
         raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address)!r}, not {host[:60]!r}")
-    plain = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped else address
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address.ipv4_mapped)!r}, not {host!r}")
     why = None
-    if plain.is_multicast:
+    if address.is_multicast:
         why = "a multicast address"
-    elif plain.is_unspecified:
+    elif address.is_unspecified:
         why = "the unspecified address"
-    elif isinstance(plain, ipaddress.IPv4Address) and (plain.is_reserved or plain in _THIS_NETWORK):
+    elif isinstance(address, ipaddress.IPv4Address) and (address.is_reserved or address in _THIS_NETWORK):
         why = "a reserved or broadcast address"
-    elif isinstance(plain, ipaddress.IPv6Address) and plain.scope_id is not None:
+    elif isinstance(address, ipaddress.IPv6Address) and address.scope_id is not None:
         why = "an IPv6 address with a zone"
     if why is not None:
         raise PlanError(FIELD_RULE, f"{host} cannot be a peer's mesh address: it is {why}")

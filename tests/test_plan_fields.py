@@ -106,6 +106,8 @@ def test_options_the_engine_knows_pass() -> None:
         "239.1.2.3",
         "ff02::1",
         "::ffff:224.0.0.1",  # the same, as IPv4-mapped IPv6
+        "::ffff:127.0.0.1",  # a second spelling of 127.0.0.1: it could name another seat's listener
+        "::ffff:7f00:1",
         "0.0.0.0",  # unspecified
         "::",
         "0.1.2.3",  # "this network"
