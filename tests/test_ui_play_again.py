@@ -1,6 +1,6 @@
 """Play again at the game-over screen (issue 30; `lanplay.table.again`): the key, who has said yes and
-who is still deciding, the host's "start with those here", and a whole game played again on loopback
-with the host's in-process bot coming back with it."""
+who is not here yet (still deciding, or gone), the host's "start with those here", and a whole game
+played again on loopback with the host's in-process bot coming back with it."""
 
 from __future__ import annotations
 
@@ -86,11 +86,11 @@ def test_the_screen_lists_who_said_yes_and_who_is_still_deciding() -> None:
     table.again(prior)
     table._on_seats([prior.seats[0], prior.seats[2], prior.seats[1]])  # Ann's lobby: Ann, her bot, Bob
     text = " ".join(screen_text(model).split())
-    assert "play again: said yes: Ann, Bob; still deciding: Cor" in text
+    assert "play again: said yes: Ann, Bob; not here yet: Cor" in text
     assert "Play again: a new table with the same players and options, and a new seat draw" in text
     assert "s: start with those here" not in text  # only the laptop that hosts it can start it
     table._on_again_hosts(frozenset({3}))  # Cor's laptop said yes too: it hosts one until it sees Ann's
-    assert "play again: said yes: Ann, Bob, Cor; still deciding: –" in " ".join(screen_text(model).split())
+    assert "play again: said yes: Ann, Bob, Cor; not here yet: –" in " ".join(screen_text(model).split())
 
 
 def test_the_host_of_the_new_table_may_start_it_with_those_here() -> None:
@@ -108,7 +108,7 @@ def test_the_host_of_the_new_table_may_start_it_with_those_here() -> None:
     model.pre_game = True
     table._on_again_lobby(lobby, 5000)
     text = " ".join(screen_text(model).split())
-    assert "s: start with those here · said yes: Ann; still deciding: Bob, Cor" in text
+    assert "s: start with those here · said yes: Ann; not here yet: Bob, Cor" in text
     model.request_start_now()
     assert started == [True]
     assert model.error is not None and "needs more players" in model.error.text("en")

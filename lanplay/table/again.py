@@ -58,7 +58,7 @@ def again_answers(
     plan: AnyPlan, seated: tuple[SeatInfo, ...], hosting: frozenset[int] = frozenset()
 ) -> tuple[list[int], list[int]]:
     """Of the laptops of finished table `plan`: the seats whose players said yes (in the play-again lobby,
-    or hosting one of their own: `hosting`), and those still deciding (or gone)."""
+    or hosting one of their own: `hosting`), and those not here yet (still deciding, or gone)."""
     keys = {info.public_key for info in seated}
     yes = [seat for seat in laptop_seats(plan) if plan.seats[seat].public_key in keys or seat in hosting]
     return yes, [seat for seat in laptop_seats(plan) if seat not in yes]

@@ -409,12 +409,12 @@ class NetTable:
         self.model.set_seated([f"{seat.name} ({seat.fingerprint})" for seat in self.seated], self.seats_total)
         if self._again_of is not None:
             prior = self._again_of
-            yes, deciding = again_answers(prior, self.seated, self._again_hosts)
-            names = [shown_name(prior.seats[seat].name) for seat in deciding]
+            yes, not_here = again_answers(prior, self.seated, self._again_hosts)
+            names = [shown_name(prior.seats[seat].name) for seat in not_here]
             self.model.set_status(
                 "net_again_host" if self.model.start_now is not None else "net_again",
                 yes=", ".join(shown_name(prior.seats[seat].name) for seat in yes) or "–",
-                deciding=", ".join(names) or "–",
+                not_here=", ".join(names) or "–",
             )  # fmt: skip
         elif self.seats_total is None:
             self.model.set_status("net_seats_some", taken=self.seats_taken)
