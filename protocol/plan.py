@@ -103,10 +103,10 @@ def check_mesh_address(host: object) -> str:
         address = ipaddress.ip_address(host)
     except ValueError:
         raise PlanError(FIELD_RULE, f"a seat's mesh address is an IP address, not {host[:60]!r}") from None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address.ipv4_mapped)!r}, not {host[:60]!r}")
     if str(address) != host:
         raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address)!r}, not {host[:60]!r}")
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        raise PlanError(FIELD_RULE, f"a seat's mesh address is written {str(address.ipv4_mapped)!r}, not {host!r}")
     why = None
     if address.is_multicast:
         why = "a multicast address"
