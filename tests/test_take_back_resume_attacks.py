@@ -278,16 +278,24 @@ def test_a_seats_junk_proofs_do_not_keep_a_real_proof_from_being_passed_on(junk:
     assert any(proof.get("seat") == Y for proof in _sent_proofs(mesh))
 
 
-def test_late_sets_are_passed_on_once_per_digest_however_often_they_come(tmp_path: Path) -> None:
-    """P-6.6 (no amplification): the same signed request and late set sent to a seat 50 times by every
-    sender is settled once and rebroadcast once; a fifth distinct set is neither settled nor passed on."""
+def _seat_hearing_a_return(
+    tmp_path: Path,
+) -> tuple[Any, TableRunner, _Mesh, Identity, Continuation, list[dict[str, object]]]:
+    """Seat 1 at the table playing on (its runner, on a recording mesh) where the killed seat asks back: the
+    ended table, that runner and mesh, the returning key, the table playing now, and the returning seat's late set."""
     table = _killed()
     c1, identities, t2 = copy.deepcopy(_t2_base())
-    p2 = table.identities[RETURNING]
     late = _late(copy.deepcopy(table))
     runner = _runner(c1, identities[1], table.sessions[1], tmp_path)
     mesh = _Mesh()
     runner.mesh = mesh  # type: ignore[assignment]
+    return table, runner, mesh, table.identities[RETURNING], t2, late
+
+
+def test_late_sets_are_passed_on_once_per_digest_however_often_they_come(tmp_path: Path) -> None:
+    """P-6.6 (no amplification): the same signed request and late set sent to a seat 50 times by every
+    sender is settled once and rebroadcast once; a fifth distinct set is neither settled nor passed on."""
+    table, runner, mesh, p2, t2, late = _seat_hearing_a_return(tmp_path)
     message = canonical({"go-on-back": _back(p2, t2, late).to_json(), "late": late})
     for _ in range(50):
         for sender in (0, 2, 1):
@@ -364,13 +372,7 @@ def test_a_returning_laptop_cannot_make_the_seats_pass_on_more_late_sets_than_th
     """P-6.6: the returning laptop (its key signs any request it likes) sends a seat 40 distinct late sets, each
     with its own signed request. The seat settles at most four, and passes on no more than it settles: every
     seat rebroadcasts what it passes on, so each set passed on costs every link of the mesh."""
-    table = _killed()
-    c1, identities, t2 = copy.deepcopy(_t2_base())
-    p2 = table.identities[RETURNING]
-    late = _late(copy.deepcopy(table))
-    runner = _runner(c1, identities[1], table.sessions[1], tmp_path)
-    mesh = _Mesh()
-    runner.mesh = mesh  # type: ignore[assignment]
+    _, runner, mesh, p2, t2, late = _seat_hearing_a_return(tmp_path)
     for seq in range(40):
         other = [*late[:4], {**late[5], "seq": 100 + seq}]
         runner._go_on_received(0, canonical({"go-on-back": _back(p2, t2, other).to_json(), "late": other}))

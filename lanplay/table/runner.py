@@ -721,9 +721,10 @@ class TableRunner:
             return ()
         return tuple(seat for seat in self.left_here() if seat not in session.ledger.secrets)
 
-    async def _until(self, ready: Callable[[], bool]) -> bool:
-        """Wait for `ready`, at most the table's patience (the seats that answer nothing end the game)."""
-        deadline = time.monotonic() + self.settings.patience
+    async def _until(self, ready: Callable[[], bool], within: float | None = None) -> bool:
+        """Wait for `ready`, at most `within` seconds, by default the table's patience (the seats that answer
+        nothing end the game); woken by whatever the mesh brings."""
+        deadline = time.monotonic() + (self.settings.patience if within is None else within)
         while not ready():
             if time.monotonic() > deadline:
                 return False
@@ -871,8 +872,8 @@ class TableRunner:
         is played only once a seat shows it signed by every seat (each link that comes up is told it): adopted
         then, and its journal's first line rewritten with it. False if none came within two patiences (or
         `GONE_AFTER`): the others never played it."""
-        deadline = time.monotonic() + max(2 * self.settings.patience, GONE_AFTER)
-        while time.monotonic() < deadline:
+
+        def agreed() -> bool:
             for raw in list(self._go_on_plans.values()):
                 with contextlib.suppress(ProtocolError):
                     signed = Continuation.from_json(raw)
@@ -883,11 +884,9 @@ class TableRunner:
                             first = self.journal.read()[0]
                             self.journal.rewrite_first({**first, "plan": signed.to_json()})
                         return True
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(TICK):
-                    await self._wake.wait()
-        return False
+            return False
+
+        return await self._until(agreed, max(2 * self.settings.patience, GONE_AFTER))
 
     def _empty_outcome(self) -> Outcome:
         """The outcome of a table this seat never played (its continuation was never signed by every seat)."""
